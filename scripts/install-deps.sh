@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Install what building and testing need on Debian 12 (run as root).
+# The reference QEMU is the bench's outer host and the comparison column,
+# never a dependency of our binary.
+set -euo pipefail
+packages=(
+    # build
+    gcc make meson ninja-build pkg-config libglib2.0-dev
+    # guest kits: apt-get download, dpkg-deb, cpio, depmod, readelf, xz
+    apt dpkg cpio kmod binutils xz-utils
+    # test harness and the host side of guest tests
+    python3 python3-pytest iproute2 iperf3 fio
+    # the bench's outer host and the reference VMM
+    qemu-system-x86 qemu-utils
+)
+if [ "$(id -u)" -ne 0 ]; then
+    echo "install-deps: run as root (apt-get install)" >&2
+    exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${packages[@]}" > /dev/null

@@ -1,0 +1,124 @@
+# Shell side of the bench harness: runs on the KVM host (the local machine,
+# inside a network namespace of its own, or the nested L1 host), sourced by
+# the batch runner and by every test fragment. POSIX sh: L1 has busybox.
+#
+# A batch is a directory of fragments, NAME.sh, each with NAME.env setting
+# VMM (the binary under test) and LIMIT (seconds before the fragment is
+# killed). bench_run_all runs them in name order and frames each one's
+# output on stdout:
+#   @@TEST-BEGIN NAME
+#   ... fragment output, with guest consoles framed by @@GUEST-BEGIN/END ...
+#   @@TEST-END NAME rc=N
+# The Python side (kvmhost.py) parses this; keep the two in step.
+#
+# Inside a fragment: $VMM, $KIT (the L2 kit: bzImage, vmlinux, initrd.cpio)
+# and $WORK (a fresh scratch directory) are set, and the functions below are
+# available.
+
+# guest_start NAME LIMIT ARGS...: start "$VMM ARGS..." in the background,
+# console (stdout and stderr) to $WORK/NAME.log, killed with SIGKILL after
+# LIMIT seconds: a hung VMM may ignore SIGTERM.
+guest_start() {
+    _name=$1 _limit=$2; shift 2
+    (
+        "$VMM" "$@" < /dev/null > "$WORK/$_name.log" 2>&1 &
+        _pid=$!
+        echo "$_pid" > "$WORK/$_name.pid"
+        _t=0
+        while kill -0 "$_pid" 2>/dev/null && [ "$_t" -lt "$((_limit * 10))" ]; do
+            sleep 0.1; _t=$((_t + 1))
+        done
+        if kill -0 "$_pid" 2>/dev/null; then
+            kill -KILL "$_pid" 2>/dev/null
+            echo timeout > "$WORK/$_name.killed"
+        fi
+        wait "$_pid"
+        echo $? > "$WORK/$_name.rc"
+    ) &
+    echo $! > "$WORK/$_name.watcher"
+}
+
+# guest_wait NAME: wait for the guest to end, print its framed console log,
+# return the VMM's exit status (137 when it was killed at its limit).
+guest_wait() {
+    wait "$(cat "$WORK/$1.watcher")" 2>/dev/null
+    _rc=$(cat "$WORK/$1.rc" 2>/dev/null || echo 255)
+    _killed=$(cat "$WORK/$1.killed" 2>/dev/null)
+    echo "@@GUEST-BEGIN $1"
+    tr -d '\r' < "$WORK/$1.log"
+    echo
+    echo "@@GUEST-END $1 rc=$_rc${_killed:+ killed=$_killed}"
+    return "$_rc"
+}
+
+# guest_run NAME LIMIT ARGS...: guest_start then guest_wait.
+guest_run() {
+    guest_start "$@"
+    guest_wait "$1"
+}
+
+# guest_wait_for NAME PATTERN SECONDS: wait until the guest's console shows
+# PATTERN (a fixed string); fails if the guest ends or time runs out first.
+guest_wait_for() {
+    _t=0
+    while [ "$_t" -lt "$(($3 * 10))" ]; do
+        grep -qF "$2" "$WORK/$1.log" 2>/dev/null && return 0
+        [ -f "$WORK/$1.rc" ] && break
+        sleep 0.1; _t=$((_t + 1))
+    done
+    echo "bench: guest $1 did not print '$2'" >&2
+    return 1
+}
+
+# kit_cmd TEXT: the kernel parameter that makes the L2 kit's init run TEXT.
+kit_cmd() {
+    printf 'kit.cmd=%s' "$(printf '%s' "$1" | base64 | tr -d '\n')"
+}
+
+# iproute2's ip, by path: L1's busybox sh prefers its own applets to PATH,
+# and busybox's ip cannot create tap devices.
+ip() {
+    for _ip in /bin/ip /usr/bin/ip /sbin/ip /usr/sbin/ip; do
+        [ -x "$_ip" ] && { "$_ip" "$@"; return; }
+    done
+    echo "bench: iproute2's ip is not installed" >&2
+    return 127
+}
+
+# tap_create NAME ADDR/PREFIX: a persistent tap device with the host-side
+# address of a guest link.
+tap_create() {
+    ip tuntap add dev "$1" mode tap &&
+        ip addr add "$2" dev "$1" &&
+        ip link set "$1" up
+}
+
+# bench_run_all DIR: run every fragment of the batch in DIR.
+bench_run_all() {
+    _lib=$(cd "$(dirname "$BENCH_HOSTLIB")" && pwd)/$(basename "$BENCH_HOSTLIB")
+    for _frag in "$1"/*.sh; do
+        [ -e "$_frag" ] || continue
+        _test=$(basename "$_frag" .sh)
+        WORK=${BENCH_WORK:-/tmp/bench}/$_test
+        rm -rf "$WORK"; mkdir -p "$WORK"
+        echo "@@TEST-BEGIN $_test"
+        (
+            . "$1/$_test.env"
+            export VMM KIT WORK BENCH_HOSTLIB="$_lib"
+            # A fragment runs in its own session so that everything it
+            # started can be killed at its limit.
+            setsid sh -c '. "$BENCH_HOSTLIB"; . "$1"' sh "$_frag" 2>&1 &
+            _pid=$!
+            _t=0
+            while kill -0 "$_pid" 2>/dev/null && [ "$_t" -lt "$((LIMIT * 10))" ]; do
+                sleep 0.1; _t=$((_t + 1))
+            done
+            if kill -0 "$_pid" 2>/dev/null; then
+                echo "bench: test $_test exceeded its ${LIMIT}s limit" >&2
+                kill -KILL -- "-$_pid" 2>/dev/null
+            fi
+            wait "$_pid"
+            echo "@@TEST-END $_test rc=$?"
+        )
+    done
+}

@@ -1,0 +1,115 @@
+"""The test bench, proven with Debian's qemu-system-x86_64 as the VMM under test.
+
+These stay as the reference column once our VMM runs the same tests: every
+fragment here boots the L2 kit on a KVM host (hardware KVM here, or the nested
+L1 host) in one batch, and the tests below check what came back.
+"""
+
+import re
+import shutil
+import subprocess
+
+import pytest
+
+import kvmhost
+from kvmhost import Fragment, expect_guest, l2_args
+
+REFERENCE = shutil.which("qemu-system-x86_64", path="/usr/bin")
+pytestmark = pytest.mark.skipif(
+    REFERENCE is None, reason="Debian's qemu-system-x86 is not installed (apt-get install qemu-system-x86)")
+
+BOOT_CHECK = 'echo cpus=$(nproc); echo hello-from-l2; exit 7'
+
+IPERF_GUEST = ("iperf3 -c 10.0.2.2 -t 3 -f m && iperf3 -c 10.0.2.2 -t 3 -f m -R")
+FIO_GUEST = (
+    "i=0; while [ ! -b /dev/sda ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; "
+    "fio --name=verify --filename=/dev/sda --rw=randwrite --bs=4k --size=16M "
+    "--ioengine=psync --direct=1 --verify=crc32c --do_verify=1")
+
+
+def fragments():
+    qemu = REFERENCE
+    net = ["-netdev", "tap,id=n0,ifname=tap0,script=no,downscript=no",
+           "-device", "virtio-net-pci,netdev=n0"]
+    return [
+        Fragment("boot_smp1", f"guest_run boot 120 {l2_args(BOOT_CHECK, smp=1)}", qemu),
+        Fragment("boot_smp2", f"guest_run boot 120 {l2_args(BOOT_CHECK, smp=2)}", qemu),
+        Fragment("iperf_virtio", f"""
+tap_create tap0 10.0.2.2/24
+iperf3 -s -D -I "$WORK/iperf.pid"
+guest_run net 150 {l2_args(IPERF_GUEST, extra=net, append="kit.ip=10.0.2.15/24")}
+kill "$(cat "$WORK/iperf.pid")"
+""", qemu, limit=200),
+        Fragment("fio_ide", f"""
+truncate -s 64M "$WORK/disk.raw"
+guest_run disk 200 {l2_args(FIO_GUEST, extra=["-drive", '"file=$WORK/disk.raw,format=raw,if=ide"'])}
+echo "host-sees-data=$(tr -d '\\000' < "$WORK/disk.raw" | head -c 1 | wc -c)"
+""", qemu, limit=240),
+        # A guest that panics must fail its test with the console shown...
+        Fragment("panic", f"guest_run boot 120 {l2_args('echo c > /proc/sysrq-trigger', append='panic=1')}",
+                 qemu),
+        # ... and one that never finishes must be killed at its limit.
+        Fragment("hang", f"guest_run boot 40 {l2_args('sleep 1000')}", qemu,
+                 retry_on_timeout=False),
+    ]
+
+
+@pytest.fixture(scope="module")
+def bench():
+    return kvmhost.run_batch(fragments())
+
+
+@pytest.mark.parametrize("smp", [1, 2])
+def test_boot_runs_command_and_returns_status(bench, smp):
+    outcome = bench[f"boot_smp{smp}"]
+    # isa-debug-exit turns the command's status 7 into the VMM's (7 << 1) | 1.
+    expect_guest(outcome, "boot", exit_status=7, vmm_status=15,
+                 contains=[f"^cpus={smp}$", "^hello-from-l2$"])
+
+
+def _mbits(log, direction):
+    """Receiver-side Mbit/s of each iperf3 run in a guest console log."""
+    return [float(m) for m in re.findall(rf"\s([\d.]+) Mbits/sec.*\s{direction}$", log, re.M)]
+
+
+def test_iperf_virtio_net_has_throughput(bench):
+    guest = expect_guest(bench["iperf_virtio"], "net", exit_status=0)
+    rates = _mbits(guest.log, "receiver")
+    # Two runs, guest->host then host->guest (-R); both must move data.
+    assert len(rates) == 2 and all(r > 0 for r in rates), guest.log
+    print(f"iperf3 virtio-net Mbit/s guest->host {rates[0]}, host->guest {rates[1]}")
+
+
+def test_fio_verify_on_ide_disk(bench):
+    outcome = bench["fio_ide"]
+    guest = expect_guest(outcome, "disk", exit_status=0, contains=[r"err= 0", r"^\s+READ:"])
+    assert "verify: bad" not in guest.log
+    assert "host-sees-data=1" in outcome.output, outcome.output
+
+
+def test_panicking_guest_fails_with_console(bench):
+    with pytest.raises(AssertionError, match=r"(?s)kernel panicked.*--- console of boot ---.*Kernel panic"):
+        expect_guest(bench["panic"], "boot", exit_status=0)
+    assert not bench["panic"].guest("boot").killed   # panic=1 + -no-reboot ended it
+
+
+def test_hanging_guest_is_killed_and_fails(bench):
+    outcome = bench["hang"]
+    assert outcome.rc is not None, "the batch itself hung"
+    with pytest.raises(AssertionError, match="killed at its time limit"):
+        expect_guest(outcome, "boot", exit_status=0)
+
+
+def test_tiny_guest_runs_directly_on_local_kvm(tmp_path):
+    """The same harness, forced to run here, on any /dev/kvm (kvm_pvm too)."""
+    source = kvmhost.REPO / "tests/functional/tiny/hello.S"
+    obj, elf = tmp_path / "hello.o", tmp_path / "hello.elf"
+    subprocess.run(["gcc", "-m32", "-c", str(source), "-o", str(obj)], check=True)
+    subprocess.run(["ld", "-m", "elf_i386", "-Ttext=0x100000", "-o", str(elf), str(obj)],
+                   check=True)
+    frag = Fragment("tiny_direct", f"guest_run tiny 60 -accel kvm -nographic -no-reboot "
+                                   f"-device isa-debug-exit,iobase=0xf4,iosize=4 -kernel {elf}",
+                    REFERENCE, limit=90)
+    outcome = kvmhost.run_batch([frag], mode="direct")["tiny_direct"]
+    guest = outcome.guest("tiny")
+    assert "tiny-hello" in guest.log and guest.rc == 11, guest.log

@@ -1,0 +1,57 @@
+"""The harness's parsing of batch output (no guest needed)."""
+
+import kvmhost
+
+BATCH = """\
+noise before
+@@TEST-BEGIN alpha
+host says hi
+@@GUEST-BEGIN g1
+KIT-READY
+4\r
+KIT-EXIT=3
+
+@@GUEST-END g1 rc=7
+@@TEST-END alpha rc=0
+@@TEST-BEGIN beta
+@@GUEST-BEGIN hung
+KIT-READY
+@@GUEST-END hung rc=137 killed=timeout
+@@TEST-END beta rc=1
+@@TEST-BEGIN gamma
+half a line
+"""
+
+
+def test_parse_complete_and_open_fragments():
+    out = kvmhost.parse_batch(BATCH)
+    assert set(out) == {"alpha", "beta", "gamma"}
+    alpha = out["alpha"]
+    assert alpha.rc == 0 and "host says hi" in alpha.output
+    g1 = alpha.guest("g1")
+    assert (g1.rc, g1.killed, g1.kit_exit()) == (7, False, 3)
+    assert "4\n" in g1.log          # carriage returns are dropped
+    assert out["beta"].guest("hung").killed
+    assert out["gamma"].rc is None and "half a line" in out["gamma"].output
+
+
+def test_expect_guest_reports_console_on_failure():
+    out = kvmhost.parse_batch(BATCH)
+    kvmhost.expect_guest(out["alpha"], "g1", exit_status=3, vmm_status=7, contains=["^4$"])
+    try:
+        kvmhost.expect_guest(out["beta"], "hung")
+    except AssertionError as err:
+        assert "killed at its time limit" in str(err)
+        assert "--- console of hung ---\nKIT-READY" in str(err)
+    else:
+        raise AssertionError("a killed guest passed expect_guest")
+
+
+def test_retry_only_for_hangs():
+    frag = kvmhost.Fragment("x", "", "/bin/true")
+    out = kvmhost.parse_batch(BATCH)
+    assert kvmhost._needs_retry(frag, out["alpha"]) is None
+    assert "killed" in kvmhost._needs_retry(frag, out["beta"])
+    assert "never came back" in kvmhost._needs_retry(frag, out["gamma"])
+    assert kvmhost._needs_retry(kvmhost.Fragment("x", "", "/bin/true", retry_on_timeout=False),
+                                out["beta"]) is None

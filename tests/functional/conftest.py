@@ -1,8 +1,11 @@
 """pytest glue for the functional tests: the kvmhost harness on sys.path and
 a report of every bench retry at the end of the session."""
 
+import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
@@ -14,3 +17,21 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.section("bench retries (each ran once more; second result final)")
         for name, reason in kvmhost.RETRIES:
             terminalreporter.write_line(f"RETRIED {name}: {reason}")
+
+
+@pytest.fixture(scope="session")
+def tiny_kernels():
+    """Directory with the tiny multiboot guests (tests/functional/tiny)."""
+    out = kvmhost.REPO / "build" / "tiny"
+    out.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["make", "-s", "-C", str(kvmhost.REPO / "tests/functional/tiny"),
+                    f"OUT={out}"], check=True)
+    return out
+
+
+@pytest.fixture(scope="session")
+def our_vmm():
+    """Our qemu-system-x86_64, built by `make` (make check builds it first)."""
+    vmm = kvmhost.REPO / "build" / "qemu-system-x86_64"
+    assert vmm.exists(), f"{vmm} is missing: run make first"
+    return str(vmm)

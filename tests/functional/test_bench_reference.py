@@ -7,7 +7,6 @@ L1 host) in one batch, and the tests below check what came back.
 
 import re
 import shutil
-import subprocess
 
 import pytest
 
@@ -100,15 +99,11 @@ def test_hanging_guest_is_killed_and_fails(bench):
         expect_guest(outcome, "boot", exit_status=0)
 
 
-def test_tiny_guest_runs_directly_on_local_kvm(tmp_path):
+def test_tiny_guest_runs_directly_on_local_kvm(tiny_kernels):
     """The same harness, forced to run here, on any /dev/kvm (kvm_pvm too)."""
-    source = kvmhost.REPO / "tests/functional/tiny/hello.S"
-    obj, elf = tmp_path / "hello.o", tmp_path / "hello.elf"
-    subprocess.run(["gcc", "-m32", "-c", str(source), "-o", str(obj)], check=True)
-    subprocess.run(["ld", "-m", "elf_i386", "-Ttext=0x100000", "-o", str(elf), str(obj)],
-                   check=True)
     frag = Fragment("tiny_direct", f"guest_run tiny 60 -accel kvm -nographic -no-reboot "
-                                   f"-device isa-debug-exit,iobase=0xf4,iosize=4 -kernel {elf}",
+                                   f"-device isa-debug-exit,iobase=0xf4,iosize=4 "
+                                   f"-kernel {tiny_kernels}/hello.elf",
                     REFERENCE, limit=90)
     outcome = kvmhost.run_batch([frag], mode="direct")["tiny_direct"]
     guest = outcome.guest("tiny")

@@ -27,6 +27,7 @@ _start:
     hlt
     jmp 2b
 
+    .section .note.GNU-stack, "", @progbits
     .data
 message:
     .asciz "tiny-hello\n"

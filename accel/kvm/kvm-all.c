@@ -1,0 +1,192 @@
+/*
+ * KVM VM lifecycle: /dev/kvm, the VM with its in-kernel irqchip and PIT,
+ * RAM slots, interrupt delivery (sysemu/kvm.h). The vCPUs are in
+ * kvm-vcpu.c.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+#include <linux/kvm.h>
+#include <glib.h>
+#include "hw/irq.h"
+#include "kvm-internal.h"
+
+/* Where KVM may put the real-mode TSS and identity map it needs on Intel
+ * hosts without unrestricted guest: just below the BIOS, e820-reserved. */
+#define KVM_IDENTITY_MAP_ADDR 0xfeffc000ULL
+#define KVM_TSS_ADDR          0xfeffd000ULL
+
+KVMState kvm_state = { .kvm_fd = -1, .vm_fd = -1 };
+
+static void kvm_irq_set_level(void *opaque, unsigned gsi, bool level)
+{
+    struct kvm_irq_level irq = { .irq = gsi, .level = level };
+    if (ioctl(kvm_state.vm_fd, KVM_IRQ_LINE, &irq) < 0) {
+        error_report("KVM_IRQ_LINE %u: %s", gsi, strerror(errno));
+    }
+}
+
+static void kvm_irq_send_msi(void *opaque, uint64_t address, uint32_t data)
+{
+    struct kvm_msi msi = {
+        .address_lo = (uint32_t)address, .address_hi = address >> 32, .data = data,
+    };
+    if (ioctl(kvm_state.vm_fd, KVM_SIGNAL_MSI, &msi) < 0) {
+        error_report("KVM_SIGNAL_MSI 0x%" G_GINT64_MODIFIER "x: %s", address, strerror(errno));
+    }
+}
+
+/*
+ * GSI routing of a PC: ISA IRQs 0-15 go to the 8259 PICs (IRQ 2 is their
+ * cascade) and to the IOAPIC pin of the same number, except that the
+ * timer's IRQ 0 is wired to IOAPIC pin 2, as the MP table and ACPI
+ * interrupt source override tell the guest. GSIs 16-23 are IOAPIC only.
+ */
+static bool kvm_setup_gsi_routing(Error **errp)
+{
+    const unsigned max = 16 + IRQ_MAX_GSI;
+    struct kvm_irq_routing *table =
+        g_malloc0(sizeof(*table) + max * sizeof(struct kvm_irq_routing_entry));
+    unsigned n = 0;
+    for (unsigned gsi = 0; gsi < 16; gsi++) {
+        if (gsi == 2) {
+            continue;
+        }
+        table->entries[n++] = (struct kvm_irq_routing_entry) {
+            .gsi = gsi, .type = KVM_IRQ_ROUTING_IRQCHIP,
+            .u.irqchip = { .irqchip = gsi < 8 ? KVM_IRQCHIP_PIC_MASTER : KVM_IRQCHIP_PIC_SLAVE,
+                           .pin = gsi % 8 },
+        };
+    }
+    for (unsigned gsi = 0; gsi < IRQ_MAX_GSI; gsi++) {
+        table->entries[n++] = (struct kvm_irq_routing_entry) {
+            .gsi = gsi, .type = KVM_IRQ_ROUTING_IRQCHIP,
+            .u.irqchip = { .irqchip = KVM_IRQCHIP_IOAPIC, .pin = gsi == 0 ? 2 : gsi },
+        };
+    }
+    table->nr = n;
+    bool ok = ioctl(kvm_state.vm_fd, KVM_SET_GSI_ROUTING, table) == 0;
+    if (!ok) {
+        error_setg_errno(errp, errno, "KVM_SET_GSI_ROUTING");
+    }
+    g_free(table);
+    return ok;
+}
+
+static bool kvm_set_slot(const KVMSlot *slot, Error **errp)
+{
+    struct kvm_userspace_memory_region region = {
+        .slot = slot->slot,
+        .guest_phys_addr = slot->gpa,
+        .memory_size = slot->size,
+        .userspace_addr = (uintptr_t)slot->host,
+    };
+    if (ioctl(kvm_state.vm_fd, KVM_SET_USER_MEMORY_REGION, &region) < 0) {
+        error_setg_errno(errp, errno, "KVM_SET_USER_MEMORY_REGION (%" G_GUINT64_FORMAT
+                         " MiB at 0x%" G_GINT64_MODIFIER "x)", slot->size >> 20, slot->gpa);
+        return false;
+    }
+    return true;
+}
+
+/* Create the VM and its in-kernel devices; memory slots recorded so far
+ * are registered again (for kvm_reset_vm). */
+static bool kvm_create_vm(Error **errp)
+{
+    kvm_state.vm_fd = ioctl(kvm_state.kvm_fd, KVM_CREATE_VM, 0);
+    if (kvm_state.vm_fd < 0) {
+        error_setg_errno(errp, errno, "KVM_CREATE_VM");
+        return false;
+    }
+    if (ioctl(kvm_state.vm_fd, KVM_SET_IDENTITY_MAP_ADDR, &(uint64_t){ KVM_IDENTITY_MAP_ADDR }) < 0 ||
+        ioctl(kvm_state.vm_fd, KVM_SET_TSS_ADDR, (unsigned long)KVM_TSS_ADDR) < 0) {
+        error_setg_errno(errp, errno, "setting KVM's TSS and identity map addresses");
+        return false;
+    }
+    if (ioctl(kvm_state.vm_fd, KVM_CREATE_IRQCHIP, 0) < 0) {
+        error_setg_errno(errp, errno, "KVM_CREATE_IRQCHIP (the in-kernel PIC/IOAPIC/LAPIC)");
+        return false;
+    }
+    if (!kvm_setup_gsi_routing(errp)) {
+        return false;
+    }
+    if (kvm_state.pit) {
+        struct kvm_pit_config pit = { .flags = 0 };
+        if (ioctl(kvm_state.vm_fd, KVM_CREATE_PIT2, &pit) < 0) {
+            error_setg_errno(errp, errno, "KVM_CREATE_PIT2 (use -machine pit=off?)");
+            return false;
+        }
+    }
+    for (unsigned i = 0; i < kvm_state.nslots; i++) {
+        if (!kvm_set_slot(&kvm_state.slots[i], errp)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+bool kvm_init(bool pit, Error **errp)
+{
+    kvm_state.kvm_fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+    if (kvm_state.kvm_fd < 0) {
+        error_setg_errno(errp, errno, "-accel kvm: cannot open /dev/kvm");
+        return false;
+    }
+    int version = ioctl(kvm_state.kvm_fd, KVM_GET_API_VERSION, 0);
+    if (version != KVM_API_VERSION) {
+        error_setg(errp, "-accel kvm: KVM API version %d, expected %d", version, KVM_API_VERSION);
+        return false;
+    }
+    static const struct { long cap; const char *name; } required[] = {
+        { KVM_CAP_IRQCHIP, "in-kernel irqchip" },
+        { KVM_CAP_USER_MEMORY, "user memory slots" },
+        { KVM_CAP_SET_TSS_ADDR, "TSS address" },
+        { KVM_CAP_EXT_CPUID, "CPUID2" },
+        { KVM_CAP_IRQ_ROUTING, "GSI routing" },
+        { KVM_CAP_SIGNAL_MSI, "MSI injection" },
+        { KVM_CAP_IMMEDIATE_EXIT, "immediate exit" },
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(required); i++) {
+        if (ioctl(kvm_state.kvm_fd, KVM_CHECK_EXTENSION, required[i].cap) <= 0) {
+            error_setg(errp, "-accel kvm: this KVM lacks %s", required[i].name);
+            return false;
+        }
+    }
+    kvm_state.run_size = ioctl(kvm_state.kvm_fd, KVM_GET_VCPU_MMAP_SIZE, 0);
+    if (kvm_state.run_size <= 0) {
+        error_setg_errno(errp, errno, "KVM_GET_VCPU_MMAP_SIZE");
+        return false;
+    }
+    kvm_state.pit = pit;
+    if (!kvm_create_vm(errp)) {
+        return false;
+    }
+    irq_set_backend(&(IrqBackend) {
+        .set_level = kvm_irq_set_level, .send_msi = kvm_irq_send_msi,
+    });
+    return true;
+}
+
+bool kvm_add_ram(uint64_t gpa, uint64_t size, void *host, Error **errp)
+{
+    if (kvm_state.nslots == G_N_ELEMENTS(kvm_state.slots)) {
+        error_setg(errp, "too many RAM ranges");
+        return false;
+    }
+    KVMSlot *slot = &kvm_state.slots[kvm_state.nslots];
+    *slot = (KVMSlot) { .slot = kvm_state.nslots, .gpa = gpa, .size = size, .host = host };
+    if (!kvm_set_slot(slot, errp)) {
+        return false;
+    }
+    kvm_state.nslots++;
+    return true;
+}
+
+bool kvm_reset_vm(Error **errp)
+{
+    kvm_destroy_vcpus();
+    close(kvm_state.vm_fd);
+    return kvm_create_vm(errp) && kvm_recreate_vcpus(errp);
+}

@@ -1,0 +1,64 @@
+/*
+ * What the character backends share (private to chardev/).
+ *
+ * char.c owns the Chardev: the output ring drained by the I/O thread, the
+ * input watch with its pause/resume protocol and the spec parser. A backend
+ * file only opens its host file descriptors and, for mon:stdio, filters
+ * input for the escape key.
+ */
+#ifndef CHARDEV_CHAR_INTERNAL_H
+#define CHARDEV_CHAR_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include "chardev/char.h"
+
+#define CHARDEV_RING_SIZE (64 * 1024)
+
+typedef struct ChardevWatch ChardevWatch;
+
+struct Chardev {
+    /* Output: any thread appends under ring_lock; the I/O thread drains. */
+    pthread_mutex_t ring_lock;  /* pthread: visible to ThreadSanitizer */
+    uint8_t *ring;              /* NULL: output is discarded (null backend) */
+    size_t ring_head;
+    size_t ring_len;
+    uint64_t dropped;
+    bool output_broken;         /* the host fd failed: discard from now on */
+    int out_fd;
+    bool out_fd_owned;          /* close out_fd in chardev_free() */
+    /* O_NONBLOCK description: drain until EAGAIN. Otherwise each wake-up
+     * writes at most PIPE_BUF bytes, what a POLLOUT promises to take. */
+    bool out_nonblocking;
+    ChardevWatch *out_watch;
+
+    /* Input: read on the I/O thread while the frontend has room. */
+    int in_fd;
+    bool input_closed;          /* EOF or error: never watched again */
+    ChardevWatch *in_watch;
+    ChardevCanReadFn *can_read;
+    ChardevReadFn *read;
+    void *opaque;
+    /* Pausing races with chardev_accept_input() from other threads: the
+     * pause only holds while no accept happened since can_read said 0. */
+    atomic_uint input_epoch;
+    bool input_paused;
+    unsigned input_paused_epoch;
+    /* Backend's view of input before the frontend (mon:stdio escapes). */
+    void (*input_filter)(Chardev *chr, const uint8_t *buf, size_t len);
+    bool escape_pending;        /* mon:stdio: the last byte was Ctrl-a */
+
+    void (*backend_close)(Chardev *chr);
+};
+
+/* Start draining output to fd / reading input from fd on the I/O thread. */
+void chardev_attach_output(Chardev *chr, int fd, bool owned, bool nonblocking);
+void chardev_attach_input(Chardev *chr, int fd);
+/* Hand input bytes to the frontend (after the backend's filter). */
+void chardev_deliver_input(Chardev *chr, const uint8_t *buf, size_t len);
+
+bool chardev_stdio_open(Chardev *chr, bool mux_monitor, Error **errp);
+bool chardev_file_open(Chardev *chr, const char *path, Error **errp);
+
+#endif

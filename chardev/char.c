@@ -1,0 +1,349 @@
+/*
+ * Character backends: the parts every backend shares (chardev/char.h).
+ *
+ * Output goes through a bounded ring: chardev_write() (often a vCPU holding
+ * a device lock) only copies into it and, if the ring was empty, wakes the
+ * I/O thread, which writes to the host fd (waiting for POLLOUT whenever
+ * the fd takes no more). Input is
+ * read on the I/O thread only while the frontend's can_read() has room;
+ * when it has none the fd leaves the poll set until chardev_accept_input().
+ */
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <string.h>
+#include <unistd.h>
+#include "char-internal.h"
+#include "qemu/main-loop.h"
+
+/* How long chardev_flush() waits for a host fd that takes nothing. */
+#define CHARDEV_FLUSH_STALL_MS 1000
+
+/*
+ * A watch keeps its fd in the poll set only while there is something to
+ * do: an fd left in the set with no events would still report POLLHUP
+ * (closed pipe, hung-up terminal) and make every poll return at once.
+ */
+struct ChardevWatch {
+    GSource source;
+    Chardev *chr;
+    int fd;
+    gpointer tag;               /* NULL while not polled */
+    /* Before each poll: do what needs no waiting, then say what to wait
+     * for (one fixed condition, or 0 for nothing). */
+    GIOCondition (*prepare)(Chardev *chr);
+    void (*ready)(Chardev *chr);
+};
+
+static gboolean chardev_watch_prepare(GSource *source, gint *timeout)
+{
+    ChardevWatch *w = (ChardevWatch *)source;
+    GIOCondition want = w->prepare(w->chr);
+
+    *timeout = -1;
+    if (!want && w->tag) {
+        g_source_remove_unix_fd(source, w->tag);
+        w->tag = NULL;
+    } else if (want && !w->tag) {
+        w->tag = g_source_add_unix_fd(source, w->fd, want);
+    }
+    return FALSE;
+}
+
+static gboolean chardev_watch_check(GSource *source)
+{
+    ChardevWatch *w = (ChardevWatch *)source;
+    return w->tag && g_source_query_unix_fd(source, w->tag) != 0;
+}
+
+static gboolean chardev_watch_dispatch(GSource *source, GSourceFunc callback,
+                                       gpointer user_data)
+{
+    ChardevWatch *w = (ChardevWatch *)source;
+    w->ready(w->chr);
+    return G_SOURCE_CONTINUE;
+}
+
+static GSourceFuncs chardev_watch_funcs = {
+    .prepare = chardev_watch_prepare,
+    .check = chardev_watch_check,
+    .dispatch = chardev_watch_dispatch,
+};
+
+static ChardevWatch *chardev_watch_new(Chardev *chr, int fd,
+                                       GIOCondition (*prepare)(Chardev *chr),
+                                       void (*ready)(Chardev *chr))
+{
+    ChardevWatch *w = (ChardevWatch *)g_source_new(&chardev_watch_funcs,
+                                                   sizeof(ChardevWatch));
+    w->chr = chr;
+    w->fd = fd;
+    w->prepare = prepare;
+    w->ready = ready;
+    g_source_attach(&w->source, main_loop_context());
+    return w;
+}
+
+static void chardev_watch_free(ChardevWatch *w)
+{
+    if (w) {
+        g_source_destroy(&w->source);
+        g_source_unref(&w->source);
+    }
+}
+
+/* ---- output ---- */
+
+size_t chardev_write(Chardev *chr, const uint8_t *buf, size_t len)
+{
+    if (!chr->ring) {
+        return len;
+    }
+    pthread_mutex_lock(&chr->ring_lock);
+    size_t n = chr->output_broken ? 0 : MIN(len, CHARDEV_RING_SIZE - chr->ring_len);
+    bool was_empty = chr->ring_len == 0;
+    size_t tail = (chr->ring_head + chr->ring_len) % CHARDEV_RING_SIZE;
+    size_t first = MIN(n, CHARDEV_RING_SIZE - tail);
+    memcpy(chr->ring + tail, buf, first);
+    memcpy(chr->ring, buf + first, n - first);
+    chr->ring_len += n;
+    chr->dropped += len - n;
+    pthread_mutex_unlock(&chr->ring_lock);
+    if (was_empty && n) {
+        main_loop_wakeup();
+    }
+    return n;
+}
+
+uint64_t chardev_dropped_bytes(Chardev *chr)
+{
+    pthread_mutex_lock(&chr->ring_lock);
+    uint64_t dropped = chr->dropped;
+    pthread_mutex_unlock(&chr->ring_lock);
+    return dropped;
+}
+
+static size_t chardev_ring_pending(Chardev *chr)
+{
+    pthread_mutex_lock(&chr->ring_lock);
+    size_t len = chr->ring_len;
+    pthread_mutex_unlock(&chr->ring_lock);
+    return len;
+}
+
+/* The host fd failed for good (reader gone, terminal hung up): what is
+ * buffered and all that follows is dropped rather than retried forever. */
+static void chardev_output_break(Chardev *chr)
+{
+    pthread_mutex_lock(&chr->ring_lock);
+    chr->output_broken = true;
+    chr->dropped += chr->ring_len;
+    chr->ring_len = 0;
+    pthread_mutex_unlock(&chr->ring_lock);
+}
+
+/*
+ * One write() of up to max bytes from the ring's oldest contiguous chunk.
+ * Only one thread drains at a time (the I/O thread, or the exiting thread
+ * in chardev_flush()), and writers never touch the used part of the ring,
+ * so the chunk can be written with the lock released.
+ */
+static ssize_t chardev_write_chunk(Chardev *chr, size_t max)
+{
+    pthread_mutex_lock(&chr->ring_lock);
+    const uint8_t *chunk = chr->ring + chr->ring_head;
+    size_t n = MIN(MIN(chr->ring_len, CHARDEV_RING_SIZE - chr->ring_head), max);
+    pthread_mutex_unlock(&chr->ring_lock);
+
+    ssize_t written = write(chr->out_fd, chunk, n);
+    if (written > 0) {
+        pthread_mutex_lock(&chr->ring_lock);
+        chr->ring_head = (chr->ring_head + written) % CHARDEV_RING_SIZE;
+        chr->ring_len -= written;
+        pthread_mutex_unlock(&chr->ring_lock);
+    }
+    return written;
+}
+
+static void chardev_output_ready(Chardev *chr)
+{
+    size_t max = chr->out_nonblocking ? CHARDEV_RING_SIZE : PIPE_BUF;
+    while (chardev_ring_pending(chr)) {
+        ssize_t written = chardev_write_chunk(chr, max);
+        if (written < 0 && errno == EINTR) {
+            continue;
+        }
+        if (written < 0 && errno != EAGAIN) {
+            chardev_output_break(chr);
+        }
+        if (written <= 0 || !chr->out_nonblocking) {
+            return;
+        }
+    }
+}
+
+/* A non-blocking fd is written at once, without a poll first: the fd only
+ * joins the poll set when it cannot take everything. */
+static GIOCondition chardev_output_prepare(Chardev *chr)
+{
+    if (chr->out_nonblocking) {
+        chardev_output_ready(chr);
+    }
+    return chardev_ring_pending(chr) ? G_IO_OUT : 0;
+}
+
+void chardev_attach_output(Chardev *chr, int fd, bool owned, bool nonblocking)
+{
+    chr->ring = g_malloc(CHARDEV_RING_SIZE);
+    chr->out_fd = fd;
+    chr->out_fd_owned = owned;
+    chr->out_nonblocking = nonblocking;
+    chr->out_watch = chardev_watch_new(chr, fd, chardev_output_prepare,
+                                       chardev_output_ready);
+}
+
+void chardev_flush(Chardev *chr)
+{
+    if (!chr->ring) {
+        return;
+    }
+    while (chardev_ring_pending(chr)) {
+        ssize_t written = chardev_write_chunk(chr, CHARDEV_RING_SIZE);
+        if (written > 0 || (written < 0 && errno == EINTR)) {
+            continue;
+        }
+        if (written < 0 && errno != EAGAIN) {
+            chardev_output_break(chr);
+            return;
+        }
+        struct pollfd pfd = { .fd = chr->out_fd, .events = POLLOUT };
+        if (poll(&pfd, 1, CHARDEV_FLUSH_STALL_MS) == 0) {
+            return;     /* a stuck reader must not hang the exit */
+        }
+    }
+}
+
+/* ---- input ---- */
+
+void chardev_set_handlers(Chardev *chr, ChardevCanReadFn *can_read,
+                          ChardevReadFn *read, void *opaque)
+{
+    chr->can_read = can_read;
+    chr->read = read;
+    chr->opaque = opaque;
+    main_loop_wakeup();
+}
+
+void chardev_accept_input(Chardev *chr)
+{
+    if (chr && chr->in_watch) {
+        atomic_fetch_add(&chr->input_epoch, 1);
+        main_loop_wakeup();
+    }
+}
+
+void chardev_deliver_input(Chardev *chr, const uint8_t *buf, size_t len)
+{
+    if (len) {
+        chr->read(chr->opaque, buf, len);
+    }
+}
+
+static GIOCondition chardev_input_prepare(Chardev *chr)
+{
+    bool paused = chr->input_paused &&
+                  chr->input_paused_epoch == atomic_load(&chr->input_epoch);
+    return chr->read && !chr->input_closed && !paused ? G_IO_IN : 0;
+}
+
+static void chardev_input_ready(Chardev *chr)
+{
+    unsigned epoch = atomic_load(&chr->input_epoch);
+    uint8_t buf[256];
+    size_t room = chr->can_read(chr->opaque);
+
+    chr->input_paused = room == 0;
+    chr->input_paused_epoch = epoch;
+    if (!room) {
+        return;
+    }
+    ssize_t n = read(chr->in_fd, buf, MIN(room, sizeof(buf)));
+    if (n > 0) {
+        if (chr->input_filter) {
+            chr->input_filter(chr, buf, n);
+        } else {
+            chardev_deliver_input(chr, buf, n);
+        }
+    } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+        /* EOF (stdin from /dev/null, a closed pipe) or a dead terminal:
+         * stop watching instead of polling a readable-forever fd. */
+        chr->input_closed = true;
+    }
+}
+
+void chardev_attach_input(Chardev *chr, int fd)
+{
+    chr->in_fd = fd;
+    chr->in_watch = chardev_watch_new(chr, fd, chardev_input_prepare,
+                                      chardev_input_ready);
+}
+
+/* ---- creation ---- */
+
+static Chardev *chardev_alloc(void)
+{
+    Chardev *chr = g_new0(Chardev, 1);
+    pthread_mutex_init(&chr->ring_lock, NULL);
+    chr->out_fd = -1;
+    chr->in_fd = -1;
+    return chr;
+}
+
+Chardev *chardev_new(const char *spec, Error **errp)
+{
+    if (strcmp(spec, "none") == 0) {
+        return NULL;
+    }
+    Chardev *chr = chardev_alloc();
+    bool ok = true;
+    if (strcmp(spec, "null") == 0) {
+        /* no host fd: output is discarded, there is never input */
+    } else if (strcmp(spec, "stdio") == 0) {
+        ok = chardev_stdio_open(chr, false, errp);
+    } else if (strcmp(spec, "mon:stdio") == 0) {
+        ok = chardev_stdio_open(chr, true, errp);
+    } else if (g_str_has_prefix(spec, "file:")) {
+        ok = chardev_file_open(chr, spec + strlen("file:"), errp);
+    } else if (g_str_has_prefix(spec, "mon:")) {
+        error_setg(errp, "'%s': the monitor can only be multiplexed on stdio "
+                   "(mon:stdio)", spec);
+        ok = false;
+    } else {
+        error_setg(errp, "character backend '%s' is not supported "
+                   "(use null, none, stdio, mon:stdio or file:PATH)", spec);
+        ok = false;
+    }
+    if (!ok) {
+        chardev_free(chr);
+        return NULL;
+    }
+    return chr;
+}
+
+void chardev_free(Chardev *chr)
+{
+    if (!chr) {
+        return;
+    }
+    chardev_watch_free(chr->out_watch);
+    chardev_watch_free(chr->in_watch);
+    if (chr->backend_close) {
+        chr->backend_close(chr);
+    }
+    if (chr->out_fd_owned) {
+        close(chr->out_fd);
+    }
+    g_free(chr->ring);
+    pthread_mutex_destroy(&chr->ring_lock);
+    g_free(chr);
+}

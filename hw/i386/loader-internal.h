@@ -1,0 +1,119 @@
+/*
+ * Private to the direct kernel loaders of hw/i386: the state of one load
+ * and the helpers the bzImage, PVH and multiboot loaders share.
+ */
+#ifndef HW_I386_LOADER_INTERNAL_H
+#define HW_I386_LOADER_INTERNAL_H
+
+#include <inttypes.h>
+#include <glib.h>
+#include "hw/i386/boot.h"
+
+/* Boot structures are built as host structs and copied into the guest:
+ * only a little-endian host (which an x86 KVM host is) lays them out as
+ * the guest expects. */
+G_STATIC_ASSERT(G_BYTE_ORDER == G_LITTLE_ENDIAN);
+
+#define BOOT_PAGE_SIZE      0x1000ULL
+#define BOOT_HIGH_MEM_START 0x100000ULL  /* 1 MiB */
+#define BOOT_4GIB           0x100000000ULL
+
+/* One kernel load in progress. */
+typedef struct BootLoad {
+    const KernelBootConfig *cfg;
+    GuestMemory *mem;
+    BootCpuState *cpu;
+    const uint8_t *image;       /* the whole kernel file */
+    size_t size;
+    uint64_t ram_top;           /* end of the RAM that starts at 1 MiB, <= 4 GiB */
+    uint64_t aux_next;          /* first free byte of the BOOT_AUX area */
+} BootLoad;
+
+/* The three formats; errors need not name the kernel file (the caller
+ * prefixes its path). */
+bool linux_load_bzimage(BootLoad *bl, Error **errp);
+bool pvh_load(BootLoad *bl, uint64_t entry, Error **errp);
+bool multiboot_load(BootLoad *bl, long header_offset, Error **errp);
+/* multiboot_find_header(), optionally without checking the checksum. */
+long multiboot_scan(const uint8_t *image, size_t size, bool want_checksum);
+
+/* ---- e820.c ---- */
+
+/* End of the run of adjacent E820_RAM entries that contains addr, or 0. */
+uint64_t e820_ram_run_end(const E820Table *e820, uint64_t addr);
+/* True if [addr, addr + len) lies in one run of adjacent E820_RAM entries. */
+bool e820_range_is_ram(const E820Table *e820, uint64_t addr, uint64_t len);
+
+/* ---- boot-common.c ---- */
+
+static inline uint64_t boot_align_up(uint64_t value, uint64_t align)
+{
+    return (value + align - 1) & ~(align - 1);
+}
+
+/* Little-endian loads from a buffer the caller has bounds-checked. */
+static inline uint16_t boot_ld16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | p[1] << 8);
+}
+
+static inline uint32_t boot_ld32(const uint8_t *p)
+{
+    return boot_ld16(p) | (uint32_t)boot_ld16(p + 2) << 16;
+}
+
+static inline uint64_t boot_ld64(const uint8_t *p)
+{
+    return boot_ld32(p) | (uint64_t)boot_ld32(p + 4) << 32;
+}
+
+/* Check that the image may be loaded at [gpa, gpa + len): RAM in the memory
+ * map, backed by guest memory, clear of the loader's own low-memory data.
+ * "what" names the piece in the error ("segment 2", "kernel"...). */
+bool boot_check_load_range(const BootLoad *bl, uint64_t gpa, uint64_t len,
+                           const char *what, Error **errp);
+/* Copy into one of the fixed low-memory areas (checked by x86_load_kernel). */
+void boot_write_fixed(BootLoad *bl, uint64_t gpa, const void *data, size_t len);
+/* Copy data into the BOOT_AUX area, 8-byte aligned; its address in *gpa. */
+bool boot_aux_add(BootLoad *bl, const void *data, size_t len, uint64_t *gpa,
+                  Error **errp);
+/* Write the NUL-terminated command line at BOOT_CMDLINE_ADDR; max_len is
+ * the longest line (without NUL) the kernel accepts. */
+bool boot_write_cmdline(BootLoad *bl, const char *cmdline, uint64_t max_len,
+                        Error **errp);
+
+/* The size of a file, for placing it before loading it. */
+bool boot_file_size(const char *path, uint64_t *size, Error **errp);
+/* Read exactly size bytes of path into guest RAM at gpa (range checked by
+ * the caller). */
+bool boot_file_load(BootLoad *bl, const char *path, uint64_t gpa, uint64_t size,
+                    Error **errp);
+/* Load the initrd file page-aligned as high as it fits in [floor, ceiling). */
+bool boot_load_initrd_high(BootLoad *bl, uint64_t floor, uint64_t ceiling,
+                           uint64_t *gpa, uint64_t *size, Error **errp);
+
+/* ---- ELF (little endian, 32- or 64-bit), in boot-common.c ---- */
+
+enum {
+    ELF_PT_LOAD = 1,
+    ELF_PT_NOTE = 4,
+    ELF_CLASS32 = 1,
+    ELF_CLASS64 = 2,
+};
+
+typedef struct ElfSegment {
+    uint32_t type;
+    uint64_t offset, vaddr, paddr, filesz, memsz;
+} ElfSegment;
+
+/* ELF_CLASS32/64 for a little-endian ELF image with an intact header and
+ * program header table, else 0. */
+int elf_class(const uint8_t *image, size_t size);
+uint64_t elf_entry(const uint8_t *image);
+unsigned elf_segment_count(const uint8_t *image);
+ElfSegment elf_segment(const uint8_t *image, unsigned index);
+/* Load every PT_LOAD segment at its p_paddr; *end is the highest loaded
+ * byte + 1. */
+bool elf_load_segments(BootLoad *bl, uint64_t *end, Error **errp);
+
+#endif

@@ -1,0 +1,42 @@
+/*
+ * Character backends (-serial stdio|mon:stdio|file:PATH|null|none).
+ *
+ * Writes never block the caller (a vCPU holding the serial port's lock):
+ * bytes go into a bounded buffer that the I/O thread drains to the host fd.
+ * When the buffer is full, further bytes are dropped and counted rather
+ * than stalling the guest. Input is read on the I/O thread and handed to the
+ * frontend's callback only while it says it has room.
+ */
+#ifndef CHARDEV_CHAR_H
+#define CHARDEV_CHAR_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "qemu/error.h"
+
+typedef struct Chardev Chardev;
+
+/* How much the frontend can take now (0 pauses reading). I/O thread. */
+typedef size_t ChardevCanReadFn(void *opaque);
+/* Bytes for the frontend (at most what can_read said). I/O thread. */
+typedef void ChardevReadFn(void *opaque, const uint8_t *buf, size_t len);
+
+/* Parse a -serial argument; NULL and *errp on a bad one. "none" gives NULL
+ * without an error (no device). */
+Chardev *chardev_new(const char *spec, Error **errp);
+void chardev_free(Chardev *chr);
+
+size_t chardev_write(Chardev *chr, const uint8_t *buf, size_t len);
+void chardev_set_handlers(Chardev *chr, ChardevCanReadFn *can_read,
+                          ChardevReadFn *read, void *opaque);
+/* The frontend has room again (e.g. the guest read the RX FIFO): resume
+ * reading input. Any thread. */
+void chardev_accept_input(Chardev *chr);
+/* Write out everything buffered (at exit). */
+void chardev_flush(Chardev *chr);
+uint64_t chardev_dropped_bytes(Chardev *chr);
+
+/* Restore the terminal of every stdio backend (exit, signals). */
+void chardev_restore_terminals(void);
+
+#endif

@@ -1,0 +1,106 @@
+/*
+ * The memory API: regions, address spaces and dispatch.
+ *
+ * A MemoryRegion is either RAM (host memory, accessed without any lock) or
+ * I/O (read/write callbacks of the device that owns it). Regions are mapped
+ * into an AddressSpace (the port I/O space or the physical memory space) at
+ * a base address and a priority. Every change of the mapping builds a new
+ * immutable FlatView (sorted, non-overlapping ranges) and publishes it with
+ * RCU: vCPU threads look addresses up without taking any lock and never see
+ * a half-built map, even while a handler of theirs reprograms a BAR.
+ *
+ * Dispatch of an I/O access: lookup (RCU read side) -> device_lock(owner)
+ * -> ops->read/write -> device_unlock. Regions live as long as their owner
+ * device, which lives until the VMM exits, so the region may be used after
+ * the RCU read section that found it ends.
+ */
+#ifndef EXEC_MEMORY_H
+#define EXEC_MEMORY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "hw/qdev.h"
+
+typedef struct MemoryRegionOps {
+    /* offset is relative to the region's start; size is 1, 2, 4 or 8. */
+    uint64_t (*read)(void *opaque, uint64_t offset, unsigned size);
+    void (*write)(void *opaque, uint64_t offset, uint64_t value, unsigned size);
+    /* Wider accesses are split into little-endian pieces of this size
+     * (1, 2, 4 or 8; 0 means 8). */
+    unsigned max_access_size;
+    /* The callbacks synchronise themselves (atomics only): dispatch calls
+     * them without device_lock(). For read-mostly hot registers such as the
+     * ACPI PM timer. */
+    bool lockless;
+} MemoryRegionOps;
+
+typedef struct MemoryRegion {
+    const char *name;
+    QEMUDevice *owner;          /* whose lock guards ops; NULL for RAM */
+    const MemoryRegionOps *ops; /* NULL for RAM */
+    void *opaque;
+    uint64_t size;
+    uint8_t *ram;               /* host memory of a RAM region, else NULL */
+    atomic_uint_fast64_t accesses;  /* dispatched accesses, for tests/stats */
+} MemoryRegion;
+
+void memory_region_init_io(MemoryRegion *mr, QEMUDevice *owner,
+                           const MemoryRegionOps *ops, void *opaque,
+                           const char *name, uint64_t size);
+void memory_region_init_ram(MemoryRegion *mr, const char *name,
+                            uint64_t size, uint8_t *host);
+
+typedef struct AddressSpace AddressSpace;
+
+AddressSpace *address_space_new(const char *name);
+void address_space_free(AddressSpace *as);  /* no reader may remain */
+
+/* The two address spaces of the machine, created by memory_init(). */
+extern AddressSpace *address_space_io;
+extern AddressSpace *address_space_memory;
+void memory_init(void);
+
+/*
+ * Map mr at base. Where mappings overlap the higher priority wins; at equal
+ * priority the later mapping wins. Changes publish a new FlatView at once,
+ * unless made between address_space_begin() and address_space_commit(),
+ * which publish them together. Mapping changes are serialized by a writer
+ * mutex of the address space; they may be made from any thread, including
+ * from inside an I/O handler.
+ */
+void address_space_map(AddressSpace *as, MemoryRegion *mr, uint64_t base, int priority);
+void address_space_unmap(AddressSpace *as, MemoryRegion *mr);
+void address_space_begin(AddressSpace *as);
+void address_space_commit(AddressSpace *as);
+
+typedef enum {
+    MEMTX_OK = 0,
+    MEMTX_UNASSIGNED = 1,   /* (part of) the access hit no region */
+} MemTxResult;
+
+/*
+ * Access len bytes at addr. I/O regions are dispatched under their owner's
+ * lock (the caller must hold no device lock); RAM is copied directly.
+ * Unassigned reads return all ones; unassigned writes are dropped.
+ * Accesses that span several ranges are split at range boundaries.
+ */
+MemTxResult address_space_read(AddressSpace *as, uint64_t addr, void *buf, uint64_t len);
+MemTxResult address_space_write(AddressSpace *as, uint64_t addr, const void *buf, uint64_t len);
+
+/* The region at addr and addr's offset in it, or NULL (for tests and for
+ * callers that need to know what an address decodes to). */
+MemoryRegion *address_space_lookup(AddressSpace *as, uint64_t addr, uint64_t *offset);
+
+/*
+ * DMA from devices: guest RAM only, no lock needed. A transfer that is not
+ * entirely RAM is refused (returns false), logged as a guest error and
+ * counted: dispatching it to MMIO from inside a device's lock could
+ * deadlock two devices (docs/locking.md).
+ */
+bool dma_memory_read(uint64_t addr, void *buf, uint64_t len);
+bool dma_memory_write(uint64_t addr, const void *buf, uint64_t len);
+/* Host pointer to [addr, addr + len) if it is all in one RAM range. */
+void *dma_memory_map(uint64_t addr, uint64_t len);
+uint64_t dma_refused_count(void);
+
+#endif

@@ -1,0 +1,69 @@
+/*
+ * QEMUDevice: the unit of locking.
+ *
+ * Every device model embeds a QEMUDevice. Code that touches a device's state
+ * holds the lock that device_lock() takes: the device's own mutex with
+ * -machine device-lock=on (the default), or the one global mutex with
+ * device-lock=off. That choice is made once, before any vCPU runs, and
+ * device_lock() is the only place it matters: device code never names a
+ * mutex.
+ *
+ * Rules (see docs/locking.md):
+ *  - a thread holds at most one device lock at a time;
+ *  - raising an interrupt, reading or writing guest RAM need no device lock;
+ *  - never block on host I/O while holding a device lock.
+ */
+#ifndef HW_QDEV_H
+#define HW_QDEV_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* A mutex with always-on statistics, cheap enough for every PIO/MMIO exit. */
+typedef struct DeviceLock {
+    pthread_mutex_t mutex;
+    const char *name;
+    atomic_uint_fast64_t acquisitions;  /* every successful lock */
+    atomic_uint_fast64_t contended;     /* acquisitions that had to wait */
+    atomic_uint_fast64_t wait_ns;       /* total time spent waiting */
+} DeviceLock;
+
+typedef struct QEMUDevice QEMUDevice;
+struct QEMUDevice {
+    const char *type;       /* model name, as -device spells it */
+    char *id;               /* unique instance name, e.g. "serial0" */
+    DeviceLock lock;        /* taken by device_lock() with device-lock=on */
+    /* Return to power-on state. Called with the device lock held, while all
+     * vCPUs are paused. May be NULL. */
+    void (*reset)(QEMUDevice *dev);
+    QEMUDevice *next;       /* registry link, in creation order */
+};
+
+/* Register dev under a unique id derived from id_prefix ("serial" ->
+ * "serial0", "serial1"...). type must be a string literal. */
+void device_init(QEMUDevice *dev, const char *type, const char *id_prefix);
+
+/* Choose per-device (true) or global (false) locking. Call before any
+ * device_lock(); not thread-safe. Per-device is the default. */
+void device_lock_set_per_device(bool per_device);
+bool device_lock_is_per_device(void);
+
+void device_lock(QEMUDevice *dev);
+void device_unlock(QEMUDevice *dev);
+/* The lock device_lock(dev) takes in the current mode. */
+DeviceLock *device_lock_of(QEMUDevice *dev);
+/* The single global lock (taken by every device_lock() in global mode). */
+DeviceLock *device_global_lock(void);
+
+QEMUDevice *device_find(const char *id);
+void device_foreach(void (*fn)(QEMUDevice *dev, void *opaque), void *opaque);
+/* Reset every device, each under its own lock, in creation order. */
+void device_reset_all(void);
+
+/* One line per lock with its statistics (-machine lock-stats=on). */
+void device_lock_stats_print(FILE *out);
+
+#endif

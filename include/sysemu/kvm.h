@@ -1,0 +1,52 @@
+/*
+ * The KVM accelerator: one VM with the in-kernel irqchip (PIC, IOAPIC,
+ * LAPICs) and PIT, RAM in memory slots, one thread per vCPU.
+ *
+ * Threads: kvm_* setup functions run on the main thread before the vCPUs
+ * start. Each vCPU thread loops on KVM_RUN and dispatches I/O and MMIO exits
+ * through the address spaces (exec/memory.h), which take the target device's
+ * lock. kvm_pause_all() is the stop-the-world mechanism: it returns once
+ * every vCPU is outside KVM_RUN and outside any device handler.
+ */
+#ifndef SYSEMU_KVM_H
+#define SYSEMU_KVM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "hw/i386/boot.h"
+#include "qemu/error.h"
+#include "sysemu/cpuid.h"
+
+/* Open /dev/kvm and create the VM (irqchip, GSI routing of a PC, PIT if
+ * pit is true). Installs the irq backend (hw/irq.h). */
+bool kvm_init(bool pit, Error **errp);
+
+/* Register guest RAM [gpa, gpa + size) backed by host memory. */
+bool kvm_add_ram(uint64_t gpa, uint64_t size, void *host, Error **errp);
+
+/* Create the vCPUs. Their CPUID follows cpu and topo; vCPU i gets the APIC
+ * id cpuid_apic_id(topo, i); vCPU 0 is the boot processor. */
+bool kvm_create_vcpus(unsigned ncpus, const CpuConfig *cpu, const CpuTopology *topo,
+                      Error **errp);
+unsigned kvm_vcpu_count(void);
+uint32_t kvm_vcpu_apic_id(unsigned index);
+/* CPUID.1 EAX/EDX as vCPU 0 sees them (for the MP table). */
+void kvm_cpu_signature(uint32_t *eax, uint32_t *edx);
+
+/* Set the boot processor's registers; the others wait for INIT/SIPI. */
+bool kvm_set_boot_state(const BootCpuState *state, Error **errp);
+
+bool kvm_start_vcpus(Error **errp);
+void kvm_pause_all(void);
+void kvm_resume_all(void);
+/* Stop and join every vCPU thread (at exit). */
+void kvm_stop_vcpus(void);
+
+/* Put the VM back to power-on state after kvm_stop_vcpus(): the VM, its
+ * irqchip, PIT and vCPUs are created anew with the same configuration and
+ * RAM (whose contents are kept). kvm_set_boot_state and kvm_start_vcpus
+ * follow. Recreating is simpler and more certain than resetting every
+ * piece of in-kernel state one by one, and a reset is rare. */
+bool kvm_reset_vm(Error **errp);
+
+#endif

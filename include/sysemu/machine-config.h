@@ -1,0 +1,77 @@
+/*
+ * Everything the command line says about the machine to build, as plain
+ * data. softmmu/cmdline.c fills it from argv (QEMU's syntax); the pc machine
+ * and the accelerator read it. No side effects happen while parsing.
+ */
+#ifndef SYSEMU_MACHINE_CONFIG_H
+#define SYSEMU_MACHINE_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <glib.h>
+
+/* One +feat/-feat/feat=on|off item of -cpu, in command-line order. */
+typedef struct CpuFeatureSetting {
+    char *name;         /* as the user spelled it, e.g. "avx2", "x2apic" */
+    bool enabled;
+} CpuFeatureSetting;
+
+typedef struct CpuConfig {
+    char *model;        /* "host", "max" or "qemu64" (default qemu64) */
+    GArray *features;   /* of CpuFeatureSetting */
+    char *vendor;       /* vendor=, 12 characters, or NULL */
+} CpuConfig;
+
+/* One -device (only the types we implement are accepted). */
+typedef struct DeviceConfig {
+    char *driver;       /* e.g. "isa-debug-exit" */
+    GHashTable *props;  /* property name -> value string, both g_free'd */
+} DeviceConfig;
+
+typedef struct MachineConfig {
+    /* -machine pc[,accel=kvm][,device-lock=on|off][,lock-stats=on|off][,pit=on|off] */
+    bool device_lock;           /* per-device locking; default true */
+    bool lock_stats;            /* print lock statistics at exit; default false */
+    bool pit;                   /* in-kernel PIT; default true */
+    bool acpi;                  /* -machine acpi=on|off; default true */
+
+    uint64_t ram_size;          /* -m, bytes; default 128 MiB */
+
+    /* -smp N[,sockets=][,cores=][,threads=][,maxcpus=]; QEMU's rules for
+     * filling in omitted values; cpus <= maxcpus, product == maxcpus. */
+    unsigned smp_cpus, smp_sockets, smp_cores, smp_threads, smp_maxcpus;
+
+    CpuConfig cpu;
+
+    char *kernel;               /* -kernel */
+    char *initrd;               /* -initrd */
+    char *append;               /* -append */
+
+    /* -serial, in order; "none" entries are kept (they occupy a COM slot).
+     * Default: "mon:stdio" with -nographic, else "null"... see cmdline.c. */
+    GPtrArray *serials;         /* of char * */
+
+    GPtrArray *devices;         /* of DeviceConfig * */
+
+    bool nographic, display_none, nodefaults, no_reboot;
+    char *name;                 /* -name */
+    char *pidfile;              /* -pidfile */
+} MachineConfig;
+
+typedef enum CmdlineResult {
+    CMDLINE_RUN,        /* config filled: build and run the machine */
+    CMDLINE_EXIT_OK,    /* an informational option was handled (-h, -version,
+                         * -device help, -machine help): exit 0 */
+    CMDLINE_ERROR,      /* *errp says what is wrong: exit 1 */
+} CmdlineResult;
+
+#include "qemu/error.h"
+
+/* Parse argv into cfg (which it initialises). Informational output goes to
+ * out. */
+CmdlineResult cmdline_parse(int argc, char **argv, MachineConfig *cfg, FILE *out,
+                            Error **errp);
+void machine_config_free(MachineConfig *cfg);
+
+#endif

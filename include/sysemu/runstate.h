@@ -1,0 +1,37 @@
+/*
+ * Run states and the requests that change them. Requests may be made from
+ * any thread (a vCPU inside a device handler, a signal, the console); the
+ * I/O thread carries them out with every vCPU paused.
+ */
+#ifndef SYSEMU_RUNSTATE_H
+#define SYSEMU_RUNSTATE_H
+
+#include <stdbool.h>
+
+typedef enum RunState {
+    RUN_STATE_PRELAUNCH,
+    RUN_STATE_RUNNING,
+    RUN_STATE_PAUSED,
+    RUN_STATE_RESET,
+    RUN_STATE_SHUTDOWN,
+} RunState;
+
+RunState runstate_get(void);
+void runstate_set(RunState state);
+const char *runstate_name(RunState state);
+
+/* -no-reboot: a guest reset request shuts down with status 0 instead. */
+void runstate_set_no_reboot(bool no_reboot);
+
+/* The guest asked for a reset (keyboard controller, triple fault...). */
+void qemu_system_reset_request(void);
+/* Power off, or an exit with a given status (isa-debug-exit, Ctrl-a x,
+ * SIGTERM...). Of several requests before the main loop takes them, the
+ * first one's status wins. */
+void qemu_system_shutdown_request(int exit_status);
+
+/* For the main loop: take (and clear) pending requests; false if none. */
+bool runstate_take_reset_request(void);
+bool runstate_take_shutdown_request(int *exit_status);
+
+#endif

@@ -1,0 +1,48 @@
+/*
+ * QEMU's option strings ("pc,accel=kvm,device-lock=off") and the value types
+ * found in them. Private to softmmu/cmdline.c.
+ *
+ * Syntax, as QEMU documents it: items are separated by ','; a literal comma
+ * inside an item is written ",,"; an item is "key=value" or a bare word; the
+ * first item may omit "key=" when the option has an implied key (-machine pc
+ * is -machine type=pc). A trailing comma is ignored.
+ */
+#ifndef SOFTMMU_CMDLINE_KEYVAL_H
+#define SOFTMMU_CMDLINE_KEYVAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <glib.h>
+#include "qemu/error.h"
+
+typedef struct KeyvalItem {
+    char *key;
+    char *value;    /* NULL when the item had no '=' ("help", "+avx2", "usb") */
+} KeyvalItem;
+
+/*
+ * Split str into a GPtrArray of KeyvalItem * (freed by g_ptr_array_unref),
+ * in command-line order. A first item without '=' becomes
+ * implied_key=item when implied_key is not NULL.
+ */
+GPtrArray *keyval_parse(const char *str, const char *implied_key, Error **errp);
+
+/* "help" or "?", as QEMU accepts for its help requests. */
+bool keyval_is_help(const char *str);
+/* True if some item is a bare "help" (or "?"): "-device isa-serial,help". */
+bool keyval_wants_help(GPtrArray *items);
+
+/* on/yes/true/y or off/no/false/n; a bare key (value NULL) means on. */
+bool keyval_item_bool(const KeyvalItem *item, bool *value, Error **errp);
+/* A decimal or 0x-prefixed hexadecimal integer in [min, max]. */
+bool keyval_item_uint(const KeyvalItem *item, uint64_t min, uint64_t max,
+                      uint64_t *value, Error **errp);
+
+/*
+ * A size: digits with an optional k/K, m/M, g/G or t/T suffix in binary
+ * units; a bare number counts in units of default_unit (QEMU's -m takes
+ * MiB). Fails on garbage, signs and overflow.
+ */
+bool parse_size(const char *str, uint64_t default_unit, uint64_t *bytes);
+
+#endif

@@ -1,0 +1,474 @@
+/*
+ * Memory regions, address spaces, flat views and dispatch (exec/memory.h).
+ *
+ * Writers (map/unmap, under the address space's mutex) rebuild an immutable
+ * FlatView and publish it with rcu_assign_pointer; the old view is freed by
+ * call_rcu once no reader can hold it. Readers (vCPU threads on every exit,
+ * DMA from I/O threads) take only the RCU read side: a lookup never waits
+ * for a writer, and a handler that remaps its own BAR cannot deadlock. The
+ * writer never calls synchronize_rcu, so it is safe from inside a handler.
+ */
+#include <inttypes.h>
+#include <pthread.h>
+#include <string.h>
+#include <urcu/urcu-memb.h>
+#include <urcu/pointer.h>
+#include <glib.h>
+#include "exec/memory.h"
+#include "qemu/log.h"
+
+typedef struct FlatRange {
+    uint64_t start, last;       /* inclusive: a range may end at 2^64 - 1 */
+    MemoryRegion *mr;
+    uint64_t offset;            /* offset of start within mr */
+} FlatRange;
+
+typedef struct FlatView {
+    struct rcu_head rcu;
+    size_t nr;
+    FlatRange ranges[];
+} FlatView;
+
+typedef struct Mapping {
+    MemoryRegion *mr;
+    uint64_t base;
+    int priority;
+    uint64_t seq;               /* later mappings win ties */
+} Mapping;
+
+struct AddressSpace {
+    const char *name;
+    pthread_mutex_t writer_lock;
+    GArray *mappings;           /* of Mapping, guarded by writer_lock */
+    uint64_t next_seq;
+    unsigned transaction_depth;
+    FlatView *view;             /* RCU-protected */
+};
+
+AddressSpace *address_space_io;
+AddressSpace *address_space_memory;
+static atomic_uint_fast64_t dma_refused;
+
+/* ---- RCU reader registration: automatic for any thread that dispatches ---- */
+
+static pthread_key_t rcu_thread_key;
+static pthread_once_t rcu_key_once = PTHREAD_ONCE_INIT;
+static __thread bool rcu_thread_registered;
+
+static void rcu_thread_exit(void *unused)
+{
+    urcu_memb_unregister_thread();
+}
+
+static void rcu_key_create(void)
+{
+    pthread_key_create(&rcu_thread_key, rcu_thread_exit);
+}
+
+static void rcu_reader_enter(void)
+{
+    if (!rcu_thread_registered) {
+        pthread_once(&rcu_key_once, rcu_key_create);
+        urcu_memb_register_thread();
+        /* Any non-NULL value makes the key's destructor run at thread exit. */
+        pthread_setspecific(rcu_thread_key, &rcu_thread_registered);
+        rcu_thread_registered = true;
+    }
+    urcu_memb_read_lock();
+}
+
+static void rcu_reader_exit(void)
+{
+    urcu_memb_read_unlock();
+}
+
+/* ---- regions ---- */
+
+void memory_region_init_io(MemoryRegion *mr, QEMUDevice *owner,
+                           const MemoryRegionOps *ops, void *opaque,
+                           const char *name, uint64_t size)
+{
+    *mr = (MemoryRegion) {
+        .name = name, .owner = owner, .ops = ops, .opaque = opaque, .size = size,
+    };
+    atomic_init(&mr->accesses, 0);
+}
+
+void memory_region_init_ram(MemoryRegion *mr, const char *name, uint64_t size, uint8_t *host)
+{
+    *mr = (MemoryRegion) { .name = name, .size = size, .ram = host };
+    atomic_init(&mr->accesses, 0);
+}
+
+/* ---- flat view construction ---- */
+
+static int compare_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static uint64_t mapping_last(const Mapping *m)
+{
+    return m->base + (m->mr->size - 1);
+}
+
+/* The mapping visible at addr: highest priority, then most recent. */
+static const Mapping *mapping_winner(GArray *mappings, uint64_t addr)
+{
+    const Mapping *best = NULL;
+    for (guint i = 0; i < mappings->len; i++) {
+        const Mapping *m = &g_array_index(mappings, Mapping, i);
+        if (addr < m->base || addr > mapping_last(m)) {
+            continue;
+        }
+        if (!best || m->priority > best->priority ||
+            (m->priority == best->priority && m->seq > best->seq)) {
+            best = m;
+        }
+    }
+    return best;
+}
+
+static FlatView *flatview_build(GArray *mappings)
+{
+    /* Every place where the visible mapping may change starts an
+     * elementary interval; the winner of each interval is constant. */
+    GArray *starts = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    for (guint i = 0; i < mappings->len; i++) {
+        const Mapping *m = &g_array_index(mappings, Mapping, i);
+        uint64_t last = mapping_last(m);
+        g_array_append_val(starts, m->base);
+        if (last != UINT64_MAX) {
+            uint64_t after = last + 1;
+            g_array_append_val(starts, after);
+        }
+    }
+    g_array_sort(starts, compare_u64);
+
+    FlatView *view = g_malloc0(sizeof(FlatView) + starts->len * sizeof(FlatRange));
+    for (guint i = 0; i < starts->len; i++) {
+        uint64_t start = g_array_index(starts, uint64_t, i);
+        if (i > 0 && start == g_array_index(starts, uint64_t, i - 1)) {
+            continue;
+        }
+        uint64_t last = UINT64_MAX;
+        for (guint j = i + 1; j < starts->len; j++) {
+            if (g_array_index(starts, uint64_t, j) != start) {
+                last = g_array_index(starts, uint64_t, j) - 1;
+                break;
+            }
+        }
+        const Mapping *w = mapping_winner(mappings, start);
+        if (!w) {
+            continue;
+        }
+        FlatRange *prev = view->nr ? &view->ranges[view->nr - 1] : NULL;
+        uint64_t offset = start - w->base;
+        if (prev && prev->mr == w->mr && prev->last + 1 == start &&
+            prev->offset + (start - prev->start) == offset) {
+            prev->last = last;      /* same region, contiguous: merge */
+        } else {
+            view->ranges[view->nr++] = (FlatRange) {
+                .start = start, .last = last, .mr = w->mr, .offset = offset,
+            };
+        }
+    }
+    g_array_free(starts, TRUE);
+    return view;
+}
+
+static void flatview_free_rcu(struct rcu_head *head)
+{
+    g_free(caa_container_of(head, FlatView, rcu));
+}
+
+/* Called with writer_lock held. */
+static void address_space_publish(AddressSpace *as)
+{
+    if (as->transaction_depth) {
+        return;
+    }
+    FlatView *old = as->view;
+    rcu_assign_pointer(as->view, flatview_build(as->mappings));
+    if (old) {
+        urcu_memb_call_rcu(&old->rcu, flatview_free_rcu);
+    }
+}
+
+AddressSpace *address_space_new(const char *name)
+{
+    AddressSpace *as = g_new0(AddressSpace, 1);
+    as->name = name;
+    pthread_mutex_init(&as->writer_lock, NULL);
+    as->mappings = g_array_new(FALSE, FALSE, sizeof(Mapping));
+    as->view = flatview_build(as->mappings);
+    return as;
+}
+
+void address_space_free(AddressSpace *as)
+{
+    g_array_free(as->mappings, TRUE);
+    g_free(as->view);
+    pthread_mutex_destroy(&as->writer_lock);
+    g_free(as);
+}
+
+void memory_init(void)
+{
+    if (!address_space_io) {
+        address_space_io = address_space_new("io");
+        address_space_memory = address_space_new("memory");
+    }
+}
+
+void address_space_map(AddressSpace *as, MemoryRegion *mr, uint64_t base, int priority)
+{
+    g_assert(mr->size > 0 && base + (mr->size - 1) >= base);
+    pthread_mutex_lock(&as->writer_lock);
+    Mapping m = { .mr = mr, .base = base, .priority = priority, .seq = as->next_seq++ };
+    g_array_append_val(as->mappings, m);
+    address_space_publish(as);
+    pthread_mutex_unlock(&as->writer_lock);
+}
+
+void address_space_unmap(AddressSpace *as, MemoryRegion *mr)
+{
+    pthread_mutex_lock(&as->writer_lock);
+    for (guint i = as->mappings->len; i-- > 0;) {
+        if (g_array_index(as->mappings, Mapping, i).mr == mr) {
+            g_array_remove_index(as->mappings, i);
+        }
+    }
+    address_space_publish(as);
+    pthread_mutex_unlock(&as->writer_lock);
+}
+
+void address_space_begin(AddressSpace *as)
+{
+    pthread_mutex_lock(&as->writer_lock);
+    as->transaction_depth++;
+    pthread_mutex_unlock(&as->writer_lock);
+}
+
+void address_space_commit(AddressSpace *as)
+{
+    pthread_mutex_lock(&as->writer_lock);
+    g_assert(as->transaction_depth > 0);
+    as->transaction_depth--;
+    address_space_publish(as);
+    pthread_mutex_unlock(&as->writer_lock);
+}
+
+/* ---- lookup and dispatch ---- */
+
+static const FlatRange *flatview_find(const FlatView *view, uint64_t addr)
+{
+    size_t lo = 0, hi = view->nr;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const FlatRange *r = &view->ranges[mid];
+        if (addr < r->start) {
+            hi = mid;
+        } else if (addr > r->last) {
+            lo = mid + 1;
+        } else {
+            return r;
+        }
+    }
+    return NULL;
+}
+
+/* A copy of what a lookup found, usable after the RCU read section: regions
+ * outlive every view that maps them. */
+typedef struct Hit {
+    MemoryRegion *mr;           /* NULL: unassigned */
+    uint64_t offset;
+    uint64_t len;               /* bytes from addr that the hit covers */
+} Hit;
+
+static Hit lookup(AddressSpace *as, uint64_t addr, uint64_t len)
+{
+    Hit hit = { .len = len };
+    rcu_reader_enter();
+    const FlatView *view = rcu_dereference(as->view);
+    const FlatRange *r = flatview_find(view, addr);
+    if (r) {
+        hit.mr = r->mr;
+        hit.offset = r->offset + (addr - r->start);
+        if (r->last - addr < len - 1) {
+            hit.len = r->last - addr + 1;
+        }
+    } else {
+        /* Unassigned up to the next range (views are sorted). */
+        for (size_t i = 0; i < view->nr; i++) {
+            if (view->ranges[i].start > addr) {
+                if (view->ranges[i].start - addr < len) {
+                    hit.len = view->ranges[i].start - addr;
+                }
+                break;
+            }
+        }
+    }
+    rcu_reader_exit();
+    return hit;
+}
+
+MemoryRegion *address_space_lookup(AddressSpace *as, uint64_t addr, uint64_t *offset)
+{
+    Hit hit = lookup(as, addr, 1);
+    if (hit.mr && offset) {
+        *offset = hit.offset;
+    }
+    return hit.mr;
+}
+
+/* Largest power of two <= min(len, max). */
+static unsigned access_chunk(uint64_t len, unsigned max)
+{
+    unsigned chunk = max;
+    while (chunk > len) {
+        chunk >>= 1;
+    }
+    return chunk;
+}
+
+static void io_access(MemoryRegion *mr, uint64_t offset, uint8_t *buf, uint64_t len,
+                      bool is_write)
+{
+    const MemoryRegionOps *ops = mr->ops;
+    unsigned max = ops->max_access_size ? ops->max_access_size : 8;
+    atomic_fetch_add_explicit(&mr->accesses, 1, memory_order_relaxed);
+    if (!ops->lockless) {
+        device_lock(mr->owner);
+    }
+    while (len > 0) {
+        unsigned chunk = access_chunk(len, max);
+        uint64_t value = 0;
+        if (is_write) {
+            for (unsigned i = 0; i < chunk; i++) {
+                value |= (uint64_t)buf[i] << (8 * i);
+            }
+            if (ops->write) {
+                ops->write(mr->opaque, offset, value, chunk);
+            }
+        } else {
+            value = ops->read ? ops->read(mr->opaque, offset, chunk) : UINT64_MAX;
+            for (unsigned i = 0; i < chunk; i++) {
+                buf[i] = value >> (8 * i);
+            }
+        }
+        buf += chunk;
+        offset += chunk;
+        len -= chunk;
+    }
+    if (!ops->lockless) {
+        device_unlock(mr->owner);
+    }
+}
+
+static MemTxResult address_space_rw(AddressSpace *as, uint64_t addr, uint8_t *buf,
+                                    uint64_t len, bool is_write)
+{
+    MemTxResult result = MEMTX_OK;
+    while (len > 0) {
+        Hit hit = lookup(as, addr, len);
+        if (!hit.mr) {
+            qemu_log_mask(LOG_UNIMP, "%s: unassigned %s of %" PRIu64 " bytes at 0x%" PRIx64 "\n",
+                          as->name, is_write ? "write" : "read", hit.len, addr);
+            if (!is_write) {
+                memset(buf, 0xff, hit.len);
+            }
+            result = MEMTX_UNASSIGNED;
+        } else if (hit.mr->ram) {
+            if (is_write) {
+                memcpy(hit.mr->ram + hit.offset, buf, hit.len);
+            } else {
+                memcpy(buf, hit.mr->ram + hit.offset, hit.len);
+            }
+        } else {
+            io_access(hit.mr, hit.offset, buf, hit.len, is_write);
+        }
+        buf += hit.len;
+        addr += hit.len;
+        len -= hit.len;
+    }
+    return result;
+}
+
+MemTxResult address_space_read(AddressSpace *as, uint64_t addr, void *buf, uint64_t len)
+{
+    return address_space_rw(as, addr, buf, len, false);
+}
+
+MemTxResult address_space_write(AddressSpace *as, uint64_t addr, const void *buf, uint64_t len)
+{
+    /* The write path never modifies buf; the shared helper takes it mutable. */
+    return address_space_rw(as, addr, (uint8_t *)buf, len, true);
+}
+
+/* ---- DMA: RAM only ---- */
+
+/* Walk [addr, addr + len) through RAM ranges of view; with copy, move the
+ * bytes too. False if any byte is not RAM. */
+static bool dma_walk(const FlatView *view, uint64_t addr, uint8_t *buf, uint64_t len,
+                     bool is_write, bool copy)
+{
+    while (len > 0) {
+        const FlatRange *r = flatview_find(view, addr);
+        if (!r || !r->mr->ram) {
+            return false;
+        }
+        uint64_t chunk = r->last - addr < len - 1 ? r->last - addr + 1 : len;
+        uint8_t *host = r->mr->ram + r->offset + (addr - r->start);
+        if (copy && is_write) {
+            memcpy(host, buf, chunk);
+        } else if (copy) {
+            memcpy(buf, host, chunk);
+        }
+        buf += chunk;
+        addr += chunk;
+        len -= chunk;
+    }
+    return true;
+}
+
+static bool dma_rw(uint64_t addr, uint8_t *buf, uint64_t len, bool is_write)
+{
+    rcu_reader_enter();
+    const FlatView *view = rcu_dereference(address_space_memory->view);
+    /* Check first, so that a refused transfer changes nothing. */
+    bool ok = dma_walk(view, addr, buf, len, is_write, false) &&
+              dma_walk(view, addr, buf, len, is_write, true);
+    rcu_reader_exit();
+    if (!ok) {
+        atomic_fetch_add_explicit(&dma_refused, 1, memory_order_relaxed);
+        qemu_log_mask(LOG_GUEST_ERROR, "DMA %s of %" PRIu64 " bytes at 0x%" PRIx64
+                      " refused: not all guest RAM\n", is_write ? "write" : "read", len, addr);
+    }
+    return ok;
+}
+
+bool dma_memory_read(uint64_t addr, void *buf, uint64_t len)
+{
+    return dma_rw(addr, buf, len, false);
+}
+
+bool dma_memory_write(uint64_t addr, const void *buf, uint64_t len)
+{
+    return dma_rw(addr, (uint8_t *)buf, len, true);
+}
+
+void *dma_memory_map(uint64_t addr, uint64_t len)
+{
+    Hit hit = lookup(address_space_memory, addr, len);
+    if (len == 0 || !hit.mr || !hit.mr->ram || hit.len < len) {
+        return NULL;
+    }
+    return hit.mr->ram + hit.offset;
+}
+
+uint64_t dma_refused_count(void)
+{
+    return atomic_load(&dma_refused);
+}

@@ -1,0 +1,78 @@
+/*
+ * Run state and requests (sysemu/runstate.h). Requests are flags set with
+ * atomics from any thread; the I/O thread takes them and acts.
+ */
+#include <stdatomic.h>
+#include <glib.h>
+#include "qemu/main-loop.h"
+#include "sysemu/runstate.h"
+
+static _Atomic RunState current_state = RUN_STATE_PRELAUNCH;
+static atomic_bool no_reboot;
+static atomic_bool reset_requested;
+static atomic_bool shutdown_requested;
+static atomic_int shutdown_status;
+
+RunState runstate_get(void)
+{
+    return atomic_load(&current_state);
+}
+
+void runstate_set(RunState state)
+{
+    atomic_store(&current_state, state);
+}
+
+const char *runstate_name(RunState state)
+{
+    static const char *const names[] = {
+        [RUN_STATE_PRELAUNCH] = "prelaunch",
+        [RUN_STATE_RUNNING] = "running",
+        [RUN_STATE_PAUSED] = "paused",
+        [RUN_STATE_RESET] = "reset",
+        [RUN_STATE_SHUTDOWN] = "shutdown",
+    };
+    return state < G_N_ELEMENTS(names) ? names[state] : "unknown";
+}
+
+void runstate_set_no_reboot(bool value)
+{
+    atomic_store(&no_reboot, value);
+}
+
+void qemu_system_reset_request(void)
+{
+    if (atomic_load(&no_reboot)) {
+        qemu_system_shutdown_request(0);
+        return;
+    }
+    atomic_store(&reset_requested, true);
+    main_loop_wakeup();
+}
+
+void qemu_system_shutdown_request(int exit_status)
+{
+    /* The first request decides the exit status. */
+    bool expected = false;
+    if (atomic_compare_exchange_strong(&shutdown_requested, &expected, true)) {
+        atomic_store(&shutdown_status, exit_status);
+    }
+    main_loop_wakeup();
+}
+
+bool runstate_take_reset_request(void)
+{
+    return atomic_exchange(&reset_requested, false);
+}
+
+bool runstate_take_shutdown_request(int *exit_status)
+{
+    if (!atomic_load(&shutdown_requested)) {
+        return false;
+    }
+    if (exit_status) {
+        *exit_status = atomic_load(&shutdown_status);
+    }
+    atomic_store(&shutdown_requested, false);
+    return true;
+}

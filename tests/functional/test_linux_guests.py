@@ -1,0 +1,69 @@
+"""Debian's Linux kernel under our VMM, on a KVM host (hardware or the nested
+bench): boot to the kit's marker with 1 and 2 vCPUs in both lock modes, the
+memory and CPU count the guest sees, a command's output, reboot with
+-no-reboot, a long kernel command line, and the lock statistics."""
+
+import re
+
+import pytest
+
+import kvmhost
+from kvmhost import Fragment, expect_guest, l2_args
+
+REPORT = ("echo cpus=$(nproc); grep MemTotal /proc/meminfo; "
+          "echo cmdline=$(cat /proc/cmdline | wc -c); echo hello-from-linux; exit 5")
+LONG_WORD = "kit.padding=" + "x" * 300      # pushes the command line past 255 bytes
+
+
+def boot(name, vmm, *, smp, lock, command=REPORT, append="", limit=180):
+    args = l2_args(command, smp=smp, extra=[f"-machine pc,device-lock={lock},lock-stats=on"],
+                   append=f"kit.halt=reboot {append}")
+    return Fragment(name, f"guest_run boot {limit} {args}", vmm, limit=limit + 30)
+
+
+@pytest.fixture(scope="module")
+def runs(our_vmm):
+    frags = [
+        boot("smp1_on", our_vmm, smp=1, lock="on"),
+        boot("smp2_on", our_vmm, smp=2, lock="on"),
+        boot("smp1_off", our_vmm, smp=1, lock="off"),
+        boot("smp2_off", our_vmm, smp=2, lock="off"),
+        boot("long_cmdline", our_vmm, smp=1, lock="on", append=LONG_WORD,
+             command="cat /proc/cmdline"),
+        # A guest reboot under -no-reboot ends the VMM with status 0.
+        boot("reboot", our_vmm, smp=1, lock="on", command="reboot -f"),
+    ]
+    return kvmhost.run_batch(frags)
+
+
+@pytest.mark.parametrize("name,smp", [("smp1_on", 1), ("smp2_on", 2),
+                                      ("smp1_off", 1), ("smp2_off", 2)])
+def test_linux_boots_and_sees_machine(runs, name, smp):
+    guest = expect_guest(runs[name], "boot", exit_status=5, vmm_status=(5 << 1) | 1,
+                         contains=[f"^cpus={smp}$", "^hello-from-linux$"])
+    total_kib = int(re.search(r"^MemTotal:\s+(\d+) kB$", guest.log, re.M).group(1))
+    # -m 512M minus what the kernel keeps for itself.
+    assert 400 * 1024 < total_kib <= 512 * 1024, guest.log
+
+
+@pytest.mark.parametrize("name,lock", [("smp2_on", "on"), ("smp2_off", "off")])
+def test_lock_statistics_show_the_lock_taken(runs, name, lock):
+    guest = runs[name].guest("boot")
+    stats = dict(re.findall(r"^\s+(\S+)\s+\S+\s+(\d+)\s+\d+\s+[\d.]+$", guest.log, re.M))
+    assert "global" in stats and "serial0" in stats, guest.log
+    if lock == "on":
+        assert int(stats["serial0"]) > 0 and int(stats["global"]) == 0, guest.log
+    else:
+        assert int(stats["serial0"]) == 0 and int(stats["global"]) > 0, guest.log
+
+
+def test_long_kernel_command_line_arrives_intact(runs):
+    guest = expect_guest(runs["long_cmdline"], "boot", exit_status=0)
+    assert LONG_WORD in guest.log.split("KIT-READY", 1)[1], guest.log
+
+
+def test_guest_reboot_with_no_reboot_exits_zero(runs):
+    outcome = runs["reboot"]
+    guest = outcome.guest("boot")
+    assert "KIT-READY" in guest.log and not guest.killed, guest.log
+    assert guest.rc == 0, guest.log

@@ -1,0 +1,197 @@
+/*
+ * A tiny multiboot guest that reports what the VMM gave it, on COM1:
+ *   tiny: hello
+ *   tiny: cmdline=<the multiboot command line>
+ *   tiny: mmap <base> <length> <type>     (one line per memory map entry)
+ *   tiny: ram=<KiB of usable RAM>
+ * With "smp" on its command line it wakes the application processor with
+ * APIC id 1 (INIT-SIPI-SIPI) and both print "tiny: cpu <apic id> up".
+ * With "exit=N" it ends by writing N to isa-debug-exit at port 0xf4, so the
+ * VMM exits with status (N << 1) | 1; otherwise it halts.
+ */
+#include <stdint.h>
+
+#define COM1            0x3f8
+#define DEBUG_EXIT_PORT 0xf4
+#define LAPIC_BASE      0xfee00000u
+#define LAPIC_ID        0x020
+#define LAPIC_SVR       0x0f0
+#define LAPIC_ICR_LOW   0x300
+#define LAPIC_ICR_HIGH  0x310
+#define TRAMPOLINE_ADDR 0x8000u
+
+struct multiboot_info {
+    uint32_t flags, mem_lower, mem_upper, boot_device, cmdline;
+    uint32_t mods_count, mods_addr, syms[4], mmap_length, mmap_addr;
+};
+
+struct multiboot_mmap_entry {
+    uint32_t size;
+    uint64_t addr, len;
+    uint32_t type;
+} __attribute__((packed));
+
+extern char trampoline_start[], trampoline_end[];
+uint32_t ap_stack_top;
+static volatile int ap_started;
+static uint8_t ap_stack[4096] __attribute__((aligned(16)));
+
+static inline void outb(uint16_t port, uint8_t value)
+{
+    __asm__ volatile("outb %0, %1" : : "a"(value), "Nd"(port));
+}
+
+static inline uint8_t inb(uint16_t port)
+{
+    uint8_t value;
+    __asm__ volatile("inb %1, %0" : "=a"(value) : "Nd"(port));
+    return value;
+}
+
+static void putc_serial(char c)
+{
+    while (!(inb(COM1 + 5) & 0x20)) {     /* LSR.THRE */
+    }
+    outb(COM1, c);
+}
+
+static void puts_serial(const char *s)
+{
+    while (*s) {
+        putc_serial(*s++);
+    }
+}
+
+static void put_hex(uint64_t v)
+{
+    puts_serial("0x");
+    for (int shift = 60; shift >= 0; shift -= 4) {
+        putc_serial("0123456789abcdef"[(v >> shift) & 0xf]);
+    }
+}
+
+static void put_dec(uint32_t v)
+{
+    char buf[11];
+    int i = sizeof(buf) - 1;
+    buf[i] = 0;
+    do {
+        buf[--i] = '0' + v % 10;
+        v /= 10;
+    } while (v);
+    puts_serial(buf + i);
+}
+
+static uint32_t lapic_read(uint32_t reg)
+{
+    return *(volatile uint32_t *)(LAPIC_BASE + reg);
+}
+
+static void lapic_write(uint32_t reg, uint32_t value)
+{
+    *(volatile uint32_t *)(LAPIC_BASE + reg) = value;
+}
+
+/* Find "key" as a word of the command line; returns what follows it. */
+static const char *cmdline_find(const char *cmdline, const char *key)
+{
+    for (const char *p = cmdline; p && *p; p++) {
+        if (p != cmdline && p[-1] != ' ') {
+            continue;
+        }
+        const char *k = key, *q = p;
+        while (*k && *q == *k) {
+            k++;
+            q++;
+        }
+        if (!*k && (*q == ' ' || *q == '=' || !*q)) {
+            return q;
+        }
+    }
+    return 0;
+}
+
+void ap_main(void)
+{
+    puts_serial("tiny: cpu ");
+    put_dec(lapic_read(LAPIC_ID) >> 24);
+    puts_serial(" up\n");
+    ap_started = 1;
+    for (;;) {
+        __asm__ volatile("cli; hlt");
+    }
+}
+
+static void start_ap(uint32_t apic_id)
+{
+    for (char *src = trampoline_start, *dst = (char *)TRAMPOLINE_ADDR; src < trampoline_end;) {
+        *dst++ = *src++;
+    }
+    ap_stack_top = (uint32_t)(ap_stack + sizeof(ap_stack));
+    /* Software-enable the local APIC (spurious vector 0xff), as firmware
+     * leaves it: KVM drops IPIs from a disabled one. */
+    lapic_write(LAPIC_SVR, 0x1ff);
+    lapic_write(LAPIC_ICR_HIGH, apic_id << 24);
+    lapic_write(LAPIC_ICR_LOW, 0x00004500);                 /* INIT, assert */
+    for (int i = 0; i < 2; i++) {
+        lapic_write(LAPIC_ICR_HIGH, apic_id << 24);
+        lapic_write(LAPIC_ICR_LOW, 0x00004600 | (TRAMPOLINE_ADDR >> 12));   /* SIPI */
+    }
+    for (uint32_t spins = 0; !ap_started && spins < 2000000000u; spins++) {
+        __asm__ volatile("pause");
+    }
+}
+
+void tiny_main(uint32_t magic, const struct multiboot_info *info)
+{
+    puts_serial("tiny: hello\n");
+    if (magic != 0x2BADB002) {
+        puts_serial("tiny: bad multiboot magic\n");
+        return;
+    }
+    const char *cmdline = (info->flags & (1 << 2)) ? (const char *)info->cmdline : "";
+    puts_serial("tiny: cmdline=");
+    puts_serial(cmdline);
+    putc_serial('\n');
+
+    uint64_t usable = 0;
+    if (info->flags & (1 << 6)) {
+        uint32_t offset = 0;
+        while (offset < info->mmap_length) {
+            const struct multiboot_mmap_entry *e =
+                (const void *)(info->mmap_addr + offset);
+            puts_serial("tiny: mmap ");
+            put_hex(e->addr);
+            putc_serial(' ');
+            put_hex(e->len);
+            putc_serial(' ');
+            put_dec(e->type);
+            putc_serial('\n');
+            if (e->type == 1) {
+                usable += e->len;
+            }
+            offset += e->size + 4;
+        }
+    }
+    puts_serial("tiny: ram=");
+    put_dec((uint32_t)(usable >> 10));
+    puts_serial("\n");
+
+    if (cmdline_find(cmdline, "smp")) {
+        puts_serial("tiny: cpu ");
+        put_dec(lapic_read(LAPIC_ID) >> 24);
+        puts_serial(" up\n");
+        start_ap(1);
+        if (!ap_started) {
+            puts_serial("tiny: the AP did not start\n");
+        }
+    }
+    const char *exit = cmdline_find(cmdline, "exit");
+    if (exit && *exit == '=') {
+        uint32_t status = 0;
+        for (exit++; *exit >= '0' && *exit <= '9'; exit++) {
+            status = status * 10 + (*exit - '0');
+        }
+        outb(DEBUG_EXIT_PORT, status);
+    }
+}

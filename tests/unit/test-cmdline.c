@@ -1,0 +1,531 @@
+/* Command-line parsing: argv -> MachineConfig (softmmu/cmdline.c). */
+#include <stdio.h>
+#include <string.h>
+#include <glib.h>
+#include "sysemu/machine-config.h"
+
+#define MiB (UINT64_C(1) << 20)
+
+typedef struct Parsed {
+    CmdlineResult result;
+    MachineConfig cfg;
+    char *out;      /* what was printed to the informational stream */
+    char *error;    /* the error message, or NULL */
+} Parsed;
+
+/* Parse a shell-quoted command line (without the program name). */
+static Parsed *parse(const char *cmdline)
+{
+    char **words = NULL;
+    int n_words = 0;
+    GError *gerr = NULL;
+    /* g_shell_parse_argv refuses an empty line; an empty argv is valid here. */
+    if (cmdline[0] == '\0') {
+        words = g_new0(char *, 1);
+    } else if (!g_shell_parse_argv(cmdline, &n_words, &words, &gerr)) {
+        g_error("bad test command line '%s': %s", cmdline, gerr->message);
+    }
+    char **argv = g_new0(char *, n_words + 2);
+    argv[0] = (char *)"qemu-system-x86_64";
+    memcpy(argv + 1, words, n_words * sizeof(char *));
+
+    Parsed *p = g_new0(Parsed, 1);
+    size_t out_len;
+    FILE *out = open_memstream(&p->out, &out_len);
+    g_assert_nonnull(out);
+    Error *err = NULL;
+    p->result = cmdline_parse(n_words + 1, argv, &p->cfg, out, &err);
+    fclose(out);
+    if (err) {
+        p->error = g_strdup(err->msg);
+        error_free(err);
+    }
+    g_free(argv);
+    g_strfreev(words);
+    return p;
+}
+
+static void parsed_free(Parsed *p)
+{
+    machine_config_free(&p->cfg);
+    g_free(p->out);
+    g_free(p->error);
+    g_free(p);
+}
+
+static Parsed *parse_ok(const char *cmdline)
+{
+    Parsed *p = parse(cmdline);
+    if (p->result != CMDLINE_RUN) {
+        g_error("'%s' failed: %s", cmdline, p->error ? p->error : "(no message)");
+    }
+    g_assert_null(p->error);
+    return p;
+}
+
+static void assert_serials(const MachineConfig *cfg, const char *const *expected)
+{
+    guint n = g_strv_length((char **)expected);
+    g_assert_cmpuint(cfg->serials->len, ==, n);
+    for (guint i = 0; i < n; i++) {
+        g_assert_cmpstr(g_ptr_array_index(cfg->serials, i), ==, expected[i]);
+    }
+}
+
+static void assert_topology(const MachineConfig *cfg, unsigned cpus, unsigned sockets,
+                            unsigned cores, unsigned threads, unsigned maxcpus)
+{
+    g_assert_cmpuint(cfg->smp_cpus, ==, cpus);
+    g_assert_cmpuint(cfg->smp_sockets, ==, sockets);
+    g_assert_cmpuint(cfg->smp_cores, ==, cores);
+    g_assert_cmpuint(cfg->smp_threads, ==, threads);
+    g_assert_cmpuint(cfg->smp_maxcpus, ==, maxcpus);
+}
+
+static void test_typical_command_line(void)
+{
+    Parsed *p = parse_ok("-accel kvm -machine pc,device-lock=on -m 512M -smp 2 -nographic "
+                         "-kernel bzImage -initrd initrd.cpio.gz -append \"console=ttyS0\"");
+    const MachineConfig *cfg = &p->cfg;
+    g_assert_true(cfg->device_lock);
+    g_assert_false(cfg->lock_stats);
+    g_assert_true(cfg->pit);
+    g_assert_true(cfg->acpi);
+    g_assert_cmpuint(cfg->ram_size, ==, 512 * MiB);
+    /* QEMU 7.2's pc prefers cores: -smp 2 is one socket of two cores. */
+    assert_topology(cfg, 2, 1, 2, 1, 2);
+    g_assert_cmpstr(cfg->cpu.model, ==, "qemu64");
+    g_assert_cmpuint(cfg->cpu.features->len, ==, 0);
+    g_assert_null(cfg->cpu.vendor);
+    g_assert_cmpstr(cfg->kernel, ==, "bzImage");
+    g_assert_cmpstr(cfg->initrd, ==, "initrd.cpio.gz");
+    g_assert_cmpstr(cfg->append, ==, "console=ttyS0");
+    g_assert_true(cfg->nographic);
+    assert_serials(cfg, (const char *const[]){ "mon:stdio", NULL });
+    g_assert_cmpuint(cfg->devices->len, ==, 0);
+    g_assert_false(cfg->display_none);
+    g_assert_false(cfg->nodefaults);
+    g_assert_false(cfg->no_reboot);
+    g_assert_null(cfg->name);
+    g_assert_null(cfg->pidfile);
+    g_assert_cmpstr(p->out, ==, "");
+    parsed_free(p);
+}
+
+static void test_defaults(void)
+{
+    Parsed *p = parse_ok("");
+    const MachineConfig *cfg = &p->cfg;
+    g_assert_true(cfg->device_lock);
+    g_assert_false(cfg->lock_stats);
+    g_assert_true(cfg->pit);
+    g_assert_true(cfg->acpi);
+    g_assert_cmpuint(cfg->ram_size, ==, 128 * MiB);
+    assert_topology(cfg, 1, 1, 1, 1, 1);
+    g_assert_cmpstr(cfg->cpu.model, ==, "qemu64");
+    g_assert_null(cfg->kernel);
+    assert_serials(cfg, (const char *const[]){ "null", NULL });
+    parsed_free(p);
+}
+
+static void test_double_dash(void)
+{
+    Parsed *p = parse_ok("--accel kvm --enable-kvm --M pc,pit=off --m 256 --smp 4 --cpu host "
+                         "--kernel k --initrd i --append a --serial stdio --nographic "
+                         "--no-reboot --name vm --pidfile pid --display none "
+                         "--device isa-serial --no-acpi --d guest_errors --vga none "
+                         "--net none --monitor none");
+    const MachineConfig *cfg = &p->cfg;
+    g_assert_false(cfg->pit);
+    g_assert_false(cfg->acpi);
+    g_assert_cmpuint(cfg->ram_size, ==, 256 * MiB);
+    g_assert_cmpuint(cfg->smp_cpus, ==, 4);
+    g_assert_cmpstr(cfg->cpu.model, ==, "host");
+    g_assert_cmpstr(cfg->kernel, ==, "k");
+    g_assert_cmpstr(cfg->initrd, ==, "i");
+    g_assert_cmpstr(cfg->append, ==, "a");
+    assert_serials(cfg, (const char *const[]){ "stdio", NULL });
+    g_assert_true(cfg->nographic);
+    g_assert_true(cfg->no_reboot);
+    g_assert_true(cfg->display_none);
+    g_assert_cmpstr(cfg->name, ==, "vm");
+    g_assert_cmpstr(cfg->pidfile, ==, "pid");
+    g_assert_cmpuint(cfg->devices->len, ==, 1);
+    parsed_free(p);
+
+    p = parse_ok("--nodefaults");
+    g_assert_true(p->cfg.nodefaults);
+    parsed_free(p);
+}
+
+static void test_memory_sizes(void)
+{
+    static const struct {
+        const char *arg;
+        uint64_t bytes;
+    } cases[] = {
+        { "512", 512 * MiB },           /* a bare number is MiB */
+        { "3", 3 * MiB },
+        { "512M", 512 * MiB },
+        { "512m", 512 * MiB },
+        { "1G", 1024 * MiB },
+        { "2g", 2048 * MiB },
+        { "2048k", 2 * MiB },
+        { "4096K", 4 * MiB },
+        { "1T", 1024 * 1024 * MiB },
+        { "2049k", 2052 * 1024 },      /* rounded up to whole pages */
+        { "size=256M", 256 * MiB },
+        { "64,size=96", 96 * MiB },     /* the last size wins */
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        char *cmdline = g_strdup_printf("-m %s", cases[i].arg);
+        Parsed *p = parse_ok(cmdline);
+        g_assert_cmpuint(p->cfg.ram_size, ==, cases[i].bytes);
+        parsed_free(p);
+        g_free(cmdline);
+    }
+    Parsed *p = parse_ok("-m 1G -m 2G");
+    g_assert_cmpuint(p->cfg.ram_size, ==, 2048 * MiB);
+    parsed_free(p);
+}
+
+static void test_smp_topologies(void)
+{
+    static const struct {
+        const char *cmdline;
+        unsigned cpus, sockets, cores, threads, maxcpus;
+    } cases[] = {
+        { "-smp 2", 2, 1, 2, 1, 2 },
+        { "-smp cpus=3", 3, 1, 3, 1, 3 },
+        { "-smp 4,sockets=2", 4, 2, 2, 1, 4 },
+        { "-smp 4,cores=2", 4, 2, 2, 1, 4 },
+        { "-smp 4,threads=2", 4, 1, 2, 2, 4 },
+        { "-smp 8,sockets=2,cores=2", 8, 2, 2, 2, 8 },
+        { "-smp 8,sockets=2,cores=2,threads=2,maxcpus=8", 8, 2, 2, 2, 8 },
+        { "-smp maxcpus=4", 4, 1, 4, 1, 4 },
+        { "-smp sockets=2,cores=2", 4, 2, 2, 1, 4 },
+        { "-smp threads=2", 2, 1, 1, 2, 2 },
+        { "-smp 2,dies=1", 2, 1, 2, 1, 2 },
+        { "-smp 255", 255, 1, 255, 1, 255 },
+        { "-smp 1 -smp 6", 6, 1, 6, 1, 6 },
+        /* Machine versions before 6.2 prefer sockets, wherever -machine is. */
+        { "-machine pc-i440fx-6.1 -smp 2", 2, 2, 1, 1, 2 },
+        { "-smp 2 -machine pc-i440fx-6.1", 2, 2, 1, 1, 2 },
+        { "-M pc-i440fx-2.12 -smp 4,threads=2", 4, 2, 1, 2, 4 },
+        { "-M pc-i440fx-6.2 -smp 2", 2, 1, 2, 1, 2 },
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        Parsed *p = parse_ok(cases[i].cmdline);
+        assert_topology(&p->cfg, cases[i].cpus, cases[i].sockets, cases[i].cores,
+                        cases[i].threads, cases[i].maxcpus);
+        parsed_free(p);
+    }
+}
+
+static void test_cpu_features(void)
+{
+    Parsed *p = parse_ok("-cpu host,+avx2,-x2apic,pmu=off,vmx=on,aes,vendor=GenuineIntel");
+    static const struct {
+        const char *name;
+        bool enabled;
+    } expected[] = {
+        { "avx2", true }, { "x2apic", false }, { "pmu", false }, { "vmx", true },
+        { "aes", true },
+    };
+    const CpuConfig *cpu = &p->cfg.cpu;
+    g_assert_cmpstr(cpu->model, ==, "host");
+    g_assert_cmpstr(cpu->vendor, ==, "GenuineIntel");
+    g_assert_cmpuint(cpu->features->len, ==, G_N_ELEMENTS(expected));
+    for (size_t i = 0; i < G_N_ELEMENTS(expected); i++) {
+        const CpuFeatureSetting *f = &g_array_index(cpu->features, CpuFeatureSetting, i);
+        g_assert_cmpstr(f->name, ==, expected[i].name);
+        g_assert_cmpint(f->enabled, ==, expected[i].enabled);
+    }
+    parsed_free(p);
+
+    /* A later -cpu replaces the earlier one entirely. */
+    p = parse_ok("-cpu host,+avx2,vendor=GenuineIntel -cpu max,-sse4.2");
+    cpu = &p->cfg.cpu;
+    g_assert_cmpstr(cpu->model, ==, "max");
+    g_assert_null(cpu->vendor);
+    g_assert_cmpuint(cpu->features->len, ==, 1);
+    g_assert_cmpstr(g_array_index(cpu->features, CpuFeatureSetting, 0).name, ==, "sse4.2");
+    g_assert_false(g_array_index(cpu->features, CpuFeatureSetting, 0).enabled);
+    parsed_free(p);
+}
+
+static void test_machine_properties(void)
+{
+    Parsed *p = parse_ok("-machine pc,device-lock=off,lock-stats=yes,pit=false,acpi=no");
+    g_assert_false(p->cfg.device_lock);
+    g_assert_true(p->cfg.lock_stats);
+    g_assert_false(p->cfg.pit);
+    g_assert_false(p->cfg.acpi);
+    parsed_free(p);
+
+    /* A bare boolean property means on; type and accel may come anywhere. */
+    p = parse_ok("-machine accel=kvm,lock-stats,type=pc-i440fx-7.2");
+    g_assert_true(p->cfg.lock_stats);
+    parsed_free(p);
+
+    p = parse_ok("-M pc,usb=off,vmport=auto,smm=off,hpet=off,graphics=off,"
+                 "dump-guest-core=on,mem-merge=off, -machine accel=kvm");
+    g_assert_true(p->cfg.device_lock);
+    parsed_free(p);
+
+    p = parse_ok("-no-acpi");
+    g_assert_false(p->cfg.acpi);
+    parsed_free(p);
+}
+
+static void test_serial_defaults(void)
+{
+    static const struct {
+        const char *cmdline;
+        const char *serials[5];
+    } cases[] = {
+        { "", { "null" } },
+        { "-display none", { "null" } },
+        { "-nographic", { "mon:stdio" } },
+        { "-nographic -nodefaults", { NULL } },
+        { "-nodefaults", { NULL } },
+        { "-nographic -serial stdio", { "stdio" } },
+        { "-nodefaults -serial mon:stdio", { "mon:stdio" } },
+        { "-serial none -serial file:/tmp/com2.log", { "none", "file:/tmp/com2.log" } },
+        { "-serial null -serial null -serial null -serial stdio",
+          { "null", "null", "null", "stdio" } },
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        Parsed *p = parse_ok(cases[i].cmdline);
+        assert_serials(&p->cfg, cases[i].serials);
+        parsed_free(p);
+    }
+}
+
+static const char *device_prop(const DeviceConfig *dev, const char *name)
+{
+    return g_hash_table_lookup(dev->props, name);
+}
+
+static void test_devices(void)
+{
+    Parsed *p = parse_ok("-device isa-debug-exit,iobase=0xf4,iosize=4 -device isa-debug-exit "
+                         "-device isa-serial,id=com,,2 -device iosize=0x1,driver=isa-debug-exit");
+    GPtrArray *devices = p->cfg.devices;
+    g_assert_cmpuint(devices->len, ==, 4);
+
+    const DeviceConfig *dev = g_ptr_array_index(devices, 0);
+    g_assert_cmpstr(dev->driver, ==, "isa-debug-exit");
+    g_assert_cmpstr(device_prop(dev, "iobase"), ==, "244");
+    g_assert_cmpstr(device_prop(dev, "iosize"), ==, "4");
+    g_assert_cmpuint(g_hash_table_size(dev->props), ==, 2);
+
+    dev = g_ptr_array_index(devices, 1);
+    g_assert_cmpstr(device_prop(dev, "iobase"), ==, "1281");   /* 0x501 */
+    g_assert_cmpstr(device_prop(dev, "iosize"), ==, "2");
+
+    dev = g_ptr_array_index(devices, 2);
+    g_assert_cmpstr(dev->driver, ==, "isa-serial");
+    g_assert_cmpstr(device_prop(dev, "id"), ==, "com,2");
+    g_assert_cmpuint(g_hash_table_size(dev->props), ==, 1);
+
+    dev = g_ptr_array_index(devices, 3);
+    g_assert_cmpstr(dev->driver, ==, "isa-debug-exit");
+    g_assert_cmpstr(device_prop(dev, "iosize"), ==, "1");
+    parsed_free(p);
+}
+
+static void test_strings_and_escapes(void)
+{
+    Parsed *p = parse_ok("-name my,,vm -kernel a -kernel b -append 'root=/dev/sda,x quiet' "
+                         "-pidfile /run/vm.pid -no-reboot");
+    g_assert_cmpstr(p->cfg.name, ==, "my,vm");
+    g_assert_cmpstr(p->cfg.kernel, ==, "b");
+    g_assert_cmpstr(p->cfg.append, ==, "root=/dev/sda,x quiet");
+    g_assert_cmpstr(p->cfg.pidfile, ==, "/run/vm.pid");
+    g_assert_true(p->cfg.no_reboot);
+    parsed_free(p);
+
+    p = parse_ok("-name guest=vm1,debug-threads=on,process=qemu-vm1");
+    g_assert_cmpstr(p->cfg.name, ==, "vm1");
+    parsed_free(p);
+}
+
+static void test_errors(void)
+{
+    static const struct {
+        const char *cmdline;
+        const char *message;    /* the start of the error message */
+    } cases[] = {
+        { "-foo", "-foo: unknown option" },
+        { "-m 1G --bar 2", "--bar: unknown option" },
+        { "-m", "-m: requires an argument" },
+        { "-smp 2 --kernel", "--kernel: requires an argument" },
+        { "-m 12Q", "-m 12Q: invalid size '12Q'" },
+        { "-m 0", "-m 0: RAM size must be at least 2 MiB" },
+        { "-m 1M", "-m 1M: RAM size must be at least" },
+        { "-m 1k", "-m 1k: RAM size must be at least" },
+        { "-m -5", "-m -5: invalid size" },
+        { "-m abc", "-m abc: invalid size" },
+        { "-m ''", "-m : invalid size" },
+        { "-m 1.5G", "-m 1.5G: invalid size" },
+        { "-m 99999999999999999999", "-m 99999999999999999999: invalid size" },
+        { "-m 17179869184G", "-m 17179869184G: invalid size" },
+        { "-m 128T", "-m 128T: RAM size does not fit in the host address space" },
+        { "-m 1G,slots=2,maxmem=4G", "-m 1G,slots=2,maxmem=4G: memory hotplug is not supported" },
+        { "-m 1G,foo=1", "-m 1G,foo=1: property 'foo' is not supported" },
+        { "-machine pc,foo=1", "-machine pc,foo=1: property 'foo' is not supported" },
+        { "-machine q35", "-machine q35: unsupported machine type 'q35'" },
+        { "-machine pc-i440fx-8.0", "-machine pc-i440fx-8.0: unsupported machine type" },
+        { "-machine pc,usb=on", "-machine pc,usb=on: usb=on is not supported" },
+        { "-machine pc,hpet", "-machine pc,hpet: hpet=on is not supported" },
+        { "-machine pc,device-lock=maybe", "-machine pc,device-lock=maybe: parameter "
+          "'device-lock' expects on or off" },
+        { "-machine pc,accel=tcg", "-machine pc,accel=tcg: only the kvm accelerator" },
+        { "-machine pc,=1", "-machine pc,=1: empty parameter name" },
+        { "-accel tcg", "-accel tcg: only the kvm accelerator is supported" },
+        { "--accel xen", "--accel xen: only the kvm accelerator is supported" },
+        { "-accel kvm,kernel-irqchip=on", "-accel kvm,kernel-irqchip=on: property "
+          "'kernel-irqchip' is not supported" },
+        { "-serial pty", "-serial pty: unsupported serial backend (use stdio, mon:stdio, "
+          "file:PATH, null or none)" },
+        { "-serial tcp::4444,server", "-serial tcp::4444,server: unsupported serial backend" },
+        { "-serial file:", "-serial file:: unsupported serial backend" },
+        { "-serial null -serial null -serial null -serial null -serial null",
+          "-serial null: too many serial ports" },
+        { "-serial stdio -serial mon:stdio", "-serial mon:stdio: stdio is already used" },
+        { "-device foo", "-device foo: unknown device type (try -device help)" },
+        { "-device isa-debug-exit,bar=1", "-device isa-debug-exit,bar=1: device "
+          "'isa-debug-exit' has no property 'bar'" },
+        { "-device isa-debug-exit,iobase=0x10000", "-device isa-debug-exit,iobase=0x10000: "
+          "parameter 'iobase' must be between 0 and 65535" },
+        { "-device isa-debug-exit,iosize=four", "-device isa-debug-exit,iosize=four: "
+          "parameter 'iosize' expects a number" },
+        { "-device isa-debug-exit,iosize=-1", "-device isa-debug-exit,iosize=-1: "
+          "parameter 'iosize' expects a number" },
+        { "-device isa-serial,iobase=0x3f8", "-device isa-serial,iobase=0x3f8: device "
+          "'isa-serial' has no property 'iobase'" },
+        { "-device id=x", "-device id=x: parameter 'driver' is missing" },
+        { "-initrd initrd.img", "-initrd only allowed with -kernel option" },
+        { "--append console=ttyS0", "--append only allowed with -kernel option" },
+        { "-smp 4,sockets=3", "-smp 4,sockets=3: invalid CPU topology" },
+        { "-smp 4,sockets=2,cores=2,threads=2", "-smp 4,sockets=2,cores=2,threads=2: "
+          "invalid CPU topology" },
+        { "-smp 4,maxcpus=2", "-smp 4,maxcpus=2: invalid CPU topology: cpus (4) exceeds" },
+        { "-smp 2,maxcpus=4", "-smp 2,maxcpus=4: CPU hotplug is not supported" },
+        { "-smp 256", "-smp 256: parameter 'cpus' must be between 1 and 255" },
+        { "-smp sockets=16,cores=16", "-smp sockets=16,cores=16: at most 255 vCPUs" },
+        { "-smp 0", "-smp 0: parameter 'cpus' must be between 1 and 255" },
+        { "-smp two", "-smp two: parameter 'cpus' expects a number" },
+        { "-smp 2,dies=2", "-smp 2,dies=2: multi-die topologies are not supported" },
+        { "-smp 2,clusters=1", "-smp 2,clusters=1: property 'clusters' is not supported" },
+        { "-cpu qemu64,vendor=Intel", "-cpu qemu64,vendor=Intel: vendor 'Intel' must be "
+          "exactly 12" },
+        { "-cpu qemu64,avx=maybe", "-cpu qemu64,avx=maybe: parameter 'avx' expects on or off" },
+        { "-cpu qemu64,+", "-cpu qemu64,+: invalid CPU feature ''" },
+        { "-cpu qemu64,+avx=on", "-cpu qemu64,+avx=on: invalid CPU feature '+avx'" },
+        { "-cpu ''", "-cpu : a CPU model must come first" },
+        { "-display gtk", "-display gtk: only -display none is supported" },
+        { "-display none,gl=on", "-display none,gl=on: only -display none" },
+        { "-vga std", "-vga std: only -vga none is supported" },
+        { "-net nic", "-net nic: only -net none is supported" },
+        { "-monitor stdio", "-monitor stdio: only -monitor none is supported" },
+        { "-qmp stdio", "-qmp stdio: not supported yet" },
+        { "-global isa-serial.iobase=0x2f8", "-global isa-serial.iobase=0x2f8: not supported" },
+        { "-drive file=disk.img", "-drive file=disk.img: not supported yet" },
+        { "disk.img", "disk.img: disk image arguments are not supported" },
+        { "-d bogus", "-d bogus: unknown log category 'bogus'" },
+        { "-name vm,color=red", "-name vm,color=red: property 'color' is not supported" },
+        { "-foo -help", "-foo: unknown option" },
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        Parsed *p = parse(cases[i].cmdline);
+        if (p->result != CMDLINE_ERROR || !p->error ||
+            !g_str_has_prefix(p->error, cases[i].message)) {
+            g_error("'%s': expected an error starting with \"%s\", got result %d, \"%s\"",
+                    cases[i].cmdline, cases[i].message, p->result,
+                    p->error ? p->error : "(none)");
+        }
+        /* Nothing is left allocated in a failed config. */
+        g_assert_null(p->cfg.serials);
+        g_assert_null(p->cfg.cpu.model);
+        parsed_free(p);
+    }
+}
+
+static void test_informational(void)
+{
+    static const struct {
+        const char *cmdline;
+        const char *output;     /* a line the output must contain */
+    } cases[] = {
+        { "-h", "-machine [type=]pc" },
+        { "-help", "usage: qemu-system-x86_64" },
+        { "--help", "-smp [cpus=]N" },
+        { "-version", "QEMU emulator version 7.2.0 (qemu-pdl)\n" },
+        { "--version", "Copyright" },
+        { "-machine help", "pc                   Standard PC (i440FX + PIIX, 1996)" },
+        { "-M ?", "pc-i440fx-7.2" },
+        { "-machine pc,help", "device-lock=on|off" },
+        { "-device help", "name \"isa-debug-exit\"" },
+        { "-device help", "name \"isa-serial\"" },
+        { "-device isa-debug-exit,help", "iobase=<uint>" },
+        { "-device isa-debug-exit,help", "(default: 1281)" },
+        { "-cpu help", "Available CPUs:" },
+        { "-cpu help", "qemu64" },
+        { "-accel help", "kvm" },
+        /* Options are taken in order: the help wins over what follows it. */
+        { "-m 512 -help -foo", "-kernel FILE" },
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        Parsed *p = parse(cases[i].cmdline);
+        if (p->result != CMDLINE_EXIT_OK || !strstr(p->out, cases[i].output)) {
+            g_error("'%s': expected exit-ok with \"%s\", got result %d, output \"%s\"",
+                    cases[i].cmdline, cases[i].output, p->result, p->out);
+        }
+        g_assert_null(p->error);
+        parsed_free(p);
+    }
+}
+
+/* qemu_log_print_help writes to stdout, so look at it from a subprocess. */
+static void test_log_help(void)
+{
+    if (g_test_subprocess()) {
+        Parsed *p = parse("-d help");
+        g_assert_cmpint(p->result, ==, CMDLINE_EXIT_OK);
+        parsed_free(p);
+        return;
+    }
+    g_test_trap_subprocess(NULL, 0, 0);
+    g_test_trap_assert_passed();
+    g_test_trap_assert_stdout("*guest_errors*");
+}
+
+static void test_free_twice(void)
+{
+    Parsed *p = parse_ok("-device isa-debug-exit -cpu host,+avx -kernel k -name n");
+    machine_config_free(&p->cfg);
+    g_assert_null(p->cfg.devices);
+    parsed_free(p);     /* frees the config a second time */
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/cmdline/typical", test_typical_command_line);
+    g_test_add_func("/cmdline/defaults", test_defaults);
+    g_test_add_func("/cmdline/double-dash", test_double_dash);
+    g_test_add_func("/cmdline/memory-sizes", test_memory_sizes);
+    g_test_add_func("/cmdline/smp", test_smp_topologies);
+    g_test_add_func("/cmdline/cpu-features", test_cpu_features);
+    g_test_add_func("/cmdline/machine-properties", test_machine_properties);
+    g_test_add_func("/cmdline/serial-defaults", test_serial_defaults);
+    g_test_add_func("/cmdline/devices", test_devices);
+    g_test_add_func("/cmdline/strings-and-escapes", test_strings_and_escapes);
+    g_test_add_func("/cmdline/errors", test_errors);
+    g_test_add_func("/cmdline/informational", test_informational);
+    g_test_add_func("/cmdline/log-help", test_log_help);
+    g_test_add_func("/cmdline/free-twice", test_free_twice);
+    return g_test_run();
+}

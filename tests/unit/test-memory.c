@@ -1,0 +1,327 @@
+/* Flat views, dispatch, lock modes and DMA of softmmu/memory.c. */
+#include <string.h>
+#include <glib.h>
+#include "exec/memory.h"
+
+typedef struct TestDev {
+    QEMUDevice dev;
+    MemoryRegion mr;
+    uint64_t last_offset, last_value;
+    unsigned last_size, writes, reads;
+    uint8_t id;
+} TestDev;
+
+static uint64_t testdev_read(void *opaque, uint64_t offset, unsigned size)
+{
+    TestDev *t = opaque;
+    t->reads++;
+    t->last_offset = offset;
+    t->last_size = size;
+    return 0x1122334455667788ULL >> (8 * (8 - size)) ^ t->id;
+}
+
+static void testdev_write(void *opaque, uint64_t offset, uint64_t value, unsigned size)
+{
+    TestDev *t = opaque;
+    t->writes++;
+    t->last_offset = offset;
+    t->last_value = value;
+    t->last_size = size;
+}
+
+static const MemoryRegionOps testdev_ops = {
+    .read = testdev_read, .write = testdev_write, .max_access_size = 4,
+};
+
+static TestDev *testdev_new(uint8_t id, uint64_t size)
+{
+    TestDev *t = g_new0(TestDev, 1);
+    t->id = id;
+    device_init(&t->dev, "test-device", "testdev");
+    memory_region_init_io(&t->mr, &t->dev, &testdev_ops, t, "testdev", size);
+    return t;
+}
+
+static void test_overlap_priority(void)
+{
+    AddressSpace *as = address_space_new("t");
+    uint8_t *ram = g_malloc0(0x10000);
+    MemoryRegion ram_mr;
+    memory_region_init_ram(&ram_mr, "ram", 0x10000, ram);
+    TestDev *hi = testdev_new(1, 0x1000), *tie = testdev_new(2, 0x100);
+    uint64_t off;
+
+    address_space_map(as, &ram_mr, 0, 0);
+    address_space_map(as, &hi->mr, 0x8000, 1);
+    g_assert(address_space_lookup(as, 0x7fff, &off) == &ram_mr && off == 0x7fff);
+    g_assert(address_space_lookup(as, 0x8000, &off) == &hi->mr && off == 0);
+    g_assert(address_space_lookup(as, 0x8fff, &off) == &hi->mr && off == 0xfff);
+    g_assert(address_space_lookup(as, 0x9000, &off) == &ram_mr && off == 0x9000);
+    g_assert(address_space_lookup(as, 0x10000, &off) == NULL);
+
+    /* Equal priority: the later mapping wins, but a higher one still wins. */
+    address_space_map(as, &tie->mr, 0x8080, 1);
+    g_assert(address_space_lookup(as, 0x8080, &off) == &tie->mr && off == 0);
+    g_assert(address_space_lookup(as, 0x8180, &off) == &hi->mr && off == 0x180);
+    address_space_unmap(as, &hi->mr);
+    g_assert(address_space_lookup(as, 0x8000, &off) == &ram_mr && off == 0x8000);
+    g_assert(address_space_lookup(as, 0x80ff, &off) == &tie->mr && off == 0x7f);
+
+    /* A region reaching the very top of the space. */
+    TestDev *top = testdev_new(3, 0x1000);
+    address_space_map(as, &top->mr, UINT64_MAX - 0xfff, 0);
+    g_assert(address_space_lookup(as, UINT64_MAX, &off) == &top->mr && off == 0xfff);
+    address_space_free(as);
+    g_free(ram);
+}
+
+static void test_dispatch_and_split(void)
+{
+    AddressSpace *as = address_space_new("t");
+    TestDev *a = testdev_new(0x10, 0x10), *b = testdev_new(0x20, 0x10);
+    address_space_map(as, &a->mr, 0x100, 0);
+    address_space_map(as, &b->mr, 0x200, 0);
+
+    uint32_t v32 = 0xdeadbeef;
+    g_assert_cmpint(address_space_write(as, 0x204, &v32, 4), ==, MEMTX_OK);
+    g_assert_cmpuint(b->writes, ==, 1);
+    g_assert_cmpuint(a->writes, ==, 0);
+    g_assert_cmphex(b->last_value, ==, 0xdeadbeef);
+    g_assert_cmpuint(b->last_offset, ==, 4);
+
+    /* 8 bytes into a region that takes at most 4: two little-endian halves. */
+    uint64_t v64 = 0x0102030405060708ULL;
+    address_space_write(as, 0x108, &v64, 8);
+    g_assert_cmpuint(a->writes, ==, 2);
+    g_assert_cmphex(a->last_value, ==, 0x01020304);
+    g_assert_cmpuint(a->last_offset, ==, 0xc);
+
+    uint16_t v16 = 0;
+    address_space_read(as, 0x102, &v16, 2);
+    g_assert_cmphex(v16, ==, 0x1122 ^ 0x10);
+    g_assert_cmpuint(a->last_size, ==, 2);
+    /* Counted per access as dispatched, not per piece of a split. */
+    g_assert_cmpuint(atomic_load(&a->mr.accesses), ==, 2);
+    address_space_free(as);
+}
+
+static void test_unassigned(void)
+{
+    AddressSpace *as = address_space_new("t");
+    TestDev *a = testdev_new(0x30, 0x2);
+    address_space_map(as, &a->mr, 0x10, 0);
+    uint32_t v = 0;
+    g_assert_cmpint(address_space_read(as, 0x80, &v, 4), ==, MEMTX_UNASSIGNED);
+    g_assert_cmphex(v, ==, 0xffffffff);
+    /* Half hits the device, half is unassigned (reads as ones). */
+    g_assert_cmpint(address_space_read(as, 0x10, &v, 4), ==, MEMTX_UNASSIGNED);
+    g_assert_cmphex(v, ==, 0xffff0000 | (0x1122 ^ 0x30));
+    g_assert_cmpint(address_space_write(as, 0x80, &v, 4), ==, MEMTX_UNASSIGNED);
+    g_assert_cmpuint(a->writes, ==, 0);
+    address_space_free(as);
+}
+
+static void test_lock_mode_statistics(void)
+{
+    AddressSpace *as = address_space_new("t");
+    TestDev *a = testdev_new(0x40, 0x4);
+    address_space_map(as, &a->mr, 0, 0);
+    uint8_t byte;
+
+    uint64_t own0 = atomic_load(&a->dev.lock.acquisitions);
+    uint64_t global0 = atomic_load(&device_global_lock()->acquisitions);
+    address_space_read(as, 0, &byte, 1);
+    g_assert_cmpuint(atomic_load(&a->dev.lock.acquisitions), ==, own0 + 1);
+    g_assert_cmpuint(atomic_load(&device_global_lock()->acquisitions), ==, global0);
+
+    device_lock_set_per_device(false);
+    address_space_read(as, 0, &byte, 1);
+    address_space_read(as, 0, &byte, 1);
+    g_assert_cmpuint(atomic_load(&a->dev.lock.acquisitions), ==, own0 + 1);
+    g_assert_cmpuint(atomic_load(&device_global_lock()->acquisitions), ==, global0 + 2);
+    device_lock_set_per_device(true);
+    address_space_free(as);
+}
+
+/* Two devices whose handlers each wait for the other to be inside its own
+ * handler: only possible when the two are not serialised by one lock. */
+typedef struct Rendezvous {
+    GMutex mutex;
+    GCond cond;
+    int inside;     /* handlers running right now */
+    bool met;       /* two were inside at once */
+} Rendezvous;
+
+static Rendezvous rendezvous;
+
+static uint64_t rendezvous_read(void *opaque, uint64_t offset, unsigned size)
+{
+    Rendezvous *r = &rendezvous;
+    gint64 deadline = g_get_monotonic_time() + 300 * G_TIME_SPAN_MILLISECOND;
+    g_mutex_lock(&r->mutex);
+    r->inside++;
+    g_cond_broadcast(&r->cond);
+    while (r->inside < 2 && g_cond_wait_until(&r->cond, &r->mutex, deadline)) {
+    }
+    if (r->inside >= 2) {
+        r->met = true;
+    }
+    r->inside--;
+    g_mutex_unlock(&r->mutex);
+    return 0;
+}
+
+static const MemoryRegionOps rendezvous_ops = { .read = rendezvous_read };
+
+static gpointer read_one(gpointer addr_ptr)
+{
+    uint8_t byte;
+    address_space_read(address_space_io, GPOINTER_TO_UINT(addr_ptr), &byte, 1);
+    return NULL;
+}
+
+static bool two_devices_meet(void)
+{
+    rendezvous.inside = 0;
+    rendezvous.met = false;
+    GThread *t1 = g_thread_new("vcpu0", read_one, GUINT_TO_POINTER(0x1000));
+    GThread *t2 = g_thread_new("vcpu1", read_one, GUINT_TO_POINTER(0x1001));
+    g_thread_join(t1);
+    g_thread_join(t2);
+    return rendezvous.met;
+}
+
+static void test_devices_run_concurrently(void)
+{
+    static QEMUDevice d1, d2;
+    static MemoryRegion m1, m2;
+    memory_init();
+    device_init(&d1, "rendezvous", "rv");
+    device_init(&d2, "rendezvous", "rv");
+    memory_region_init_io(&m1, &d1, &rendezvous_ops, NULL, "rv1", 1);
+    memory_region_init_io(&m2, &d2, &rendezvous_ops, NULL, "rv2", 1);
+    address_space_map(address_space_io, &m1, 0x1000, 0);
+    address_space_map(address_space_io, &m2, 0x1001, 0);
+
+    g_assert_true(two_devices_meet());          /* device-lock=on */
+    device_lock_set_per_device(false);
+    g_assert_false(two_devices_meet());         /* device-lock=off */
+    g_assert_cmpuint(atomic_load(&device_global_lock()->contended), >=, 1);
+    device_lock_set_per_device(true);
+    address_space_unmap(address_space_io, &m1);
+    address_space_unmap(address_space_io, &m2);
+}
+
+/* A handler that moves its own region (a BAR reprogrammed from inside the
+ * device's register write) must not deadlock. */
+static AddressSpace *moving_as;
+static MemoryRegion moving_mr;
+
+static void moving_write(void *opaque, uint64_t offset, uint64_t value, unsigned size)
+{
+    address_space_begin(moving_as);
+    address_space_unmap(moving_as, &moving_mr);
+    address_space_map(moving_as, &moving_mr, value, 0);
+    address_space_commit(moving_as);
+}
+
+static const MemoryRegionOps moving_ops = { .write = moving_write };
+
+static void test_remap_from_handler(void)
+{
+    static QEMUDevice dev;
+    device_init(&dev, "mover", "mover");
+    moving_as = address_space_new("t");
+    memory_region_init_io(&moving_mr, &dev, &moving_ops, NULL, "mover", 0x10);
+    address_space_map(moving_as, &moving_mr, 0x100, 0);
+    uint32_t target = 0x400;
+    address_space_write(moving_as, 0x100, &target, 4);
+    g_assert_null(address_space_lookup(moving_as, 0x100, NULL));
+    g_assert(address_space_lookup(moving_as, 0x400, NULL) == &moving_mr);
+    address_space_free(moving_as);
+}
+
+/* Readers never see a half-built map: a writer that unmaps and maps a
+ * region back at the same place inside one transaction, over and over,
+ * must never make it disappear for a concurrent reader. */
+static volatile bool stop_readers;
+
+static gpointer lookup_loop(gpointer as_ptr)
+{
+    AddressSpace *as = as_ptr;
+    unsigned misses = 0, lookups = 0;
+    while (!stop_readers || lookups < 1000) {
+        misses += address_space_lookup(as, 0x1008, NULL) == NULL;
+        lookups++;
+    }
+    return GUINT_TO_POINTER(misses);
+}
+
+static void test_concurrent_readers_see_whole_views(void)
+{
+    static QEMUDevice dev;
+    static MemoryRegion mr, other;
+    device_init(&dev, "mover", "mover");
+    AddressSpace *as = address_space_new("t");
+    memory_region_init_io(&mr, &dev, &testdev_ops, NULL, "stable", 0x10);
+    memory_region_init_io(&other, &dev, &testdev_ops, NULL, "moving", 0x10);
+    address_space_map(as, &mr, 0x1000, 0);
+    stop_readers = false;
+    GThread *reader = g_thread_new("reader", lookup_loop, as);
+    for (int i = 0; i < 20000; i++) {
+        address_space_begin(as);
+        address_space_unmap(as, &mr);
+        address_space_unmap(as, &other);
+        address_space_map(as, &other, 0x2000 + (i % 16) * 0x10, 0);
+        address_space_map(as, &mr, 0x1000, 0);
+        address_space_commit(as);
+    }
+    stop_readers = true;
+    g_assert_cmpuint(GPOINTER_TO_UINT(g_thread_join(reader)), ==, 0);
+    address_space_free(as);
+}
+
+static void test_dma_ram_only(void)
+{
+    memory_init();
+    static uint8_t ram[0x2000];
+    static MemoryRegion ram_mr;
+    memory_region_init_ram(&ram_mr, "dma-ram", sizeof(ram), ram);
+    TestDev *mmio = testdev_new(0x50, 0x1000);
+    address_space_map(address_space_memory, &ram_mr, 0x100000, 0);
+    address_space_map(address_space_memory, &mmio->mr, 0x102000, 0);
+
+    const char msg[] = "dma to ram";
+    g_assert_true(dma_memory_write(0x100010, msg, sizeof(msg)));
+    g_assert_cmpstr((char *)ram + 0x10, ==, msg);
+    char back[sizeof(msg)];
+    g_assert_true(dma_memory_read(0x100010, back, sizeof(back)));
+    g_assert_cmpstr(back, ==, msg);
+    g_assert(dma_memory_map(0x100010, 16) == ram + 0x10);
+
+    /* Straddling RAM and MMIO: refused as a whole, nothing written. */
+    uint64_t refused = dma_refused_count();
+    memset(ram + 0x1ff0, 0xaa, 0x10);
+    uint8_t zeros[0x20] = { 0 };
+    g_assert_false(dma_memory_write(0x101ff0, zeros, sizeof(zeros)));
+    g_assert_cmphex(ram[0x1ff0], ==, 0xaa);
+    g_assert_cmpuint(mmio->writes, ==, 0);
+    g_assert_cmpuint(dma_refused_count(), ==, refused + 1);
+    g_assert_null(dma_memory_map(0x101ff0, 0x20));
+    address_space_unmap(address_space_memory, &ram_mr);
+    address_space_unmap(address_space_memory, &mmio->mr);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/memory/overlap-priority", test_overlap_priority);
+    g_test_add_func("/memory/dispatch-split", test_dispatch_and_split);
+    g_test_add_func("/memory/unassigned", test_unassigned);
+    g_test_add_func("/memory/lock-mode-statistics", test_lock_mode_statistics);
+    g_test_add_func("/memory/devices-run-concurrently", test_devices_run_concurrently);
+    g_test_add_func("/memory/remap-from-handler", test_remap_from_handler);
+    g_test_add_func("/memory/concurrent-readers", test_concurrent_readers_see_whole_views);
+    g_test_add_func("/memory/dma-ram-only", test_dma_ram_only);
+    return g_test_run();
+}

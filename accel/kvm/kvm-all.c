@@ -42,7 +42,8 @@ static void kvm_irq_send_msi(void *opaque, uint64_t address, uint32_t data)
  * GSI routing of a PC: ISA IRQs 0-15 go to the 8259 PICs (IRQ 2 is their
  * cascade) and to the IOAPIC pin of the same number, except that the
  * timer's IRQ 0 is wired to IOAPIC pin 2, as the MP table and ACPI
- * interrupt source override tell the guest. GSIs 16-23 are IOAPIC only.
+ * interrupt source override tell the guest, and GSI 2 goes nowhere.
+ * GSIs 16-23 are IOAPIC only.
  */
 static bool kvm_setup_gsi_routing(Error **errp)
 {
@@ -61,6 +62,12 @@ static bool kvm_setup_gsi_routing(Error **errp)
         };
     }
     for (unsigned gsi = 0; gsi < IRQ_MAX_GSI; gsi++) {
+        if (gsi == 2) {
+            /* Pin 2 belongs to GSI 0. A second route to it would make KVM
+             * map the pin's EOI back to GSI 2, and the PIT, whose next tick
+             * waits for the EOI of GSI 0, would stall. */
+            continue;
+        }
         table->entries[n++] = (struct kvm_irq_routing_entry) {
             .gsi = gsi, .type = KVM_IRQ_ROUTING_IRQCHIP,
             .u.irqchip = { .irqchip = KVM_IRQCHIP_IOAPIC, .pin = gsi == 0 ? 2 : gsi },

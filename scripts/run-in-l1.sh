@@ -8,7 +8,8 @@
 # with kvm-amd loaded: a KVM host with real SVM semantics on any machine,
 # including those whose /dev/kvm cannot run Linux. Each VMM binary is copied
 # in with the shared libraries it links (and QEMU's firmware files) and is
-# available in L1 as /bench/bin/NAME; the L2 kit is in /kit.
+# available in L1 as /bench/bin/NAME (any other executable, a benchmark
+# program or a guest kernel, comes in the same way); the L2 kit is in /kit.
 #
 #   --tests DIR     a batch of test fragments (see tests/functional/kvmhost/
 #                   hostlib.sh); L1 runs them all and powers off
@@ -65,14 +66,14 @@ if [ -n "$tests" ]; then
     cp -r "$tests" "$payload/bench/tests"
     cat > "$payload/bench/run" <<'RUN'
 #!/bin/sh
-export KIT=/kit BENCH_HOSTLIB=/bench/hostlib.sh PATH=/bench/bin:$PATH
+export KIT=/kit BENCH_HOSTLIB=/bench/hostlib.sh BENCH_FILES=/bench/bin PATH=/bench/bin:$PATH
 . /bench/hostlib.sh
 bench_run_all /bench/tests
 RUN
     mode=bench.run=1
 else
     { echo '#!/bin/sh'
-      echo 'export KIT=/kit BENCH_HOSTLIB=/bench/hostlib.sh PATH=/bench/bin:$PATH'
+      echo 'export KIT=/kit BENCH_HOSTLIB=/bench/hostlib.sh BENCH_FILES=/bench/bin PATH=/bench/bin:$PATH'
       echo '. /bench/hostlib.sh'
       cat "$run"; } > "$payload/bench/run"
     mode=

@@ -14,10 +14,20 @@ REPORT = ("echo cpus=$(nproc); grep MemTotal /proc/meminfo; "
           "echo cmdline=$(cat /proc/cmdline | wc -c); echo hello-from-linux; exit 5")
 LONG_WORD = "kit.padding=" + "x" * 300      # pushes the command line past 255 bytes
 
+# CMOS byte 0x40 survives a reset (as on a PC), so the guest can tell its
+# first boot from the second: the first marks CMOS and reboots, the second
+# reports and ends. /dev/port offsets are I/O ports: 112 = 0x70, 113 = 0x71.
+REBOOT_TWICE = (
+    "cmos_index() { printf '\\100' | dd of=/dev/port bs=1 seek=112 count=1 conv=notrunc 2>/dev/null; }; "
+    "cmos_index; mark=$(dd if=/dev/port bs=1 skip=113 count=1 2>/dev/null | od -An -tx1 | tr -d ' '); "
+    "if [ \"$mark\" = 5a ]; then echo second-boot; exit 0; fi; "
+    "cmos_index; printf Z | dd of=/dev/port bs=1 seek=113 count=1 conv=notrunc 2>/dev/null; "
+    "echo first-boot; reboot -f")
 
-def boot(name, vmm, *, smp, lock, command=REPORT, append="", limit=180):
+
+def boot(name, vmm, *, smp, lock, command=REPORT, append="", limit=180, no_reboot=True):
     args = l2_args(command, smp=smp, extra=[f"-machine pc,device-lock={lock},lock-stats=on"],
-                   append=f"kit.halt=reboot {append}")
+                   append=f"kit.halt=reboot {append}", no_reboot=no_reboot)
     return Fragment(name, f"guest_run boot {limit} {args}", vmm, limit=limit + 30)
 
 
@@ -26,17 +36,21 @@ def runs(our_vmm):
     frags = [
         boot("smp1_on", our_vmm, smp=1, lock="on"),
         boot("smp2_on", our_vmm, smp=2, lock="on"),
+        boot("smp4_on", our_vmm, smp=4, lock="on"),
         boot("smp1_off", our_vmm, smp=1, lock="off"),
         boot("smp2_off", our_vmm, smp=2, lock="off"),
         boot("long_cmdline", our_vmm, smp=1, lock="on", append=LONG_WORD,
              command="cat /proc/cmdline"),
         # A guest reboot under -no-reboot ends the VMM with status 0.
         boot("reboot", our_vmm, smp=1, lock="on", command="reboot -f"),
+        # Without -no-reboot, a guest reboot resets the machine and boots again.
+        boot("reset", our_vmm, smp=2, lock="on", command=REBOOT_TWICE, no_reboot=False,
+             limit=300),
     ]
     return kvmhost.run_batch(frags)
 
 
-@pytest.mark.parametrize("name,smp", [("smp1_on", 1), ("smp2_on", 2),
+@pytest.mark.parametrize("name,smp", [("smp1_on", 1), ("smp2_on", 2), ("smp4_on", 4),
                                       ("smp1_off", 1), ("smp2_off", 2)])
 def test_linux_boots_and_sees_machine(runs, name, smp):
     guest = expect_guest(runs[name], "boot", exit_status=5, vmm_status=(5 << 1) | 1,
@@ -67,3 +81,9 @@ def test_guest_reboot_with_no_reboot_exits_zero(runs):
     guest = outcome.guest("boot")
     assert "KIT-READY" in guest.log and not guest.killed, guest.log
     assert guest.rc == 0, guest.log
+
+
+def test_guest_reboot_resets_and_boots_again(runs):
+    guest = expect_guest(runs["reset"], "boot", exit_status=0, vmm_status=1,
+                         contains=["^first-boot$", "^second-boot$"])
+    assert guest.log.count("KIT-READY") == 2, guest.log

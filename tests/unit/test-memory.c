@@ -1,5 +1,7 @@
 /* Flat views, dispatch, lock modes and DMA of softmmu/memory.c. */
+#include <pthread.h>
 #include <string.h>
+#include <time.h>
 #include <glib.h>
 #include "exec/memory.h"
 
@@ -146,28 +148,36 @@ static void test_lock_mode_statistics(void)
 /* Two devices whose handlers each wait for the other to be inside its own
  * handler: only possible when the two are not serialised by one lock. */
 typedef struct Rendezvous {
-    GMutex mutex;
-    GCond cond;
+    pthread_mutex_t mutex;      /* not GMutex: ThreadSanitizer sees pthreads */
+    pthread_cond_t cond;
     int inside;     /* handlers running right now */
     bool met;       /* two were inside at once */
 } Rendezvous;
 
-static Rendezvous rendezvous;
+static Rendezvous rendezvous = {
+    .mutex = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER,
+};
 
 static uint64_t rendezvous_read(void *opaque, uint64_t offset, unsigned size)
 {
     Rendezvous *r = &rendezvous;
-    gint64 deadline = g_get_monotonic_time() + 300 * G_TIME_SPAN_MILLISECOND;
-    g_mutex_lock(&r->mutex);
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_nsec += 300 * 1000 * 1000;
+    if (deadline.tv_nsec >= 1000000000L) {
+        deadline.tv_sec++;
+        deadline.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&r->mutex);
     r->inside++;
-    g_cond_broadcast(&r->cond);
-    while (r->inside < 2 && g_cond_wait_until(&r->cond, &r->mutex, deadline)) {
+    pthread_cond_broadcast(&r->cond);
+    while (r->inside < 2 && pthread_cond_timedwait(&r->cond, &r->mutex, &deadline) == 0) {
     }
     if (r->inside >= 2) {
         r->met = true;
     }
     r->inside--;
-    g_mutex_unlock(&r->mutex);
+    pthread_mutex_unlock(&r->mutex);
     return 0;
 }
 
@@ -182,13 +192,18 @@ static gpointer read_one(gpointer addr_ptr)
 
 static bool two_devices_meet(void)
 {
+    pthread_mutex_lock(&rendezvous.mutex);
     rendezvous.inside = 0;
     rendezvous.met = false;
+    pthread_mutex_unlock(&rendezvous.mutex);
     GThread *t1 = g_thread_new("vcpu0", read_one, GUINT_TO_POINTER(0x1000));
     GThread *t2 = g_thread_new("vcpu1", read_one, GUINT_TO_POINTER(0x1001));
     g_thread_join(t1);
     g_thread_join(t2);
-    return rendezvous.met;
+    pthread_mutex_lock(&rendezvous.mutex);
+    bool met = rendezvous.met;
+    pthread_mutex_unlock(&rendezvous.mutex);
+    return met;
 }
 
 static void test_devices_run_concurrently(void)
@@ -244,7 +259,7 @@ static void test_remap_from_handler(void)
 /* Readers never see a half-built map: a writer that unmaps and maps a
  * region back at the same place inside one transaction, over and over,
  * must never make it disappear for a concurrent reader. */
-static volatile bool stop_readers;
+static atomic_bool stop_readers;
 
 static gpointer lookup_loop(gpointer as_ptr)
 {

@@ -133,7 +133,7 @@ def _write_batch(fragments, directory, vmm_path_in_host):
             f"VMM={shlex.quote(vmm_path_in_host(frag.vmm))}\nLIMIT={frag.limit}\n")
 
 
-def _run_nested(fragments, workdir, log):
+def _run_nested(fragments, workdir, log, files):
     names = {vmm: f"vmm{i}" for i, vmm in enumerate(sorted({f.vmm for f in fragments}))}
     batch = workdir / "batch"
     _write_batch(fragments, batch, lambda vmm: f"/bench/bin/{names[vmm]}")
@@ -142,15 +142,21 @@ def _run_nested(fragments, workdir, log):
            "--log", str(log)]
     for vmm, name in names.items():
         cmd += ["--vmm", f"{name}={vmm}"]
+    for name, path in files.items():
+        cmd += ["--vmm", f"{name}={path}"]
     subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     return log.read_text(errors="replace") if log.exists() else ""
 
 
-def _run_direct(fragments, workdir, log):
+def _run_direct(fragments, workdir, log, files):
     batch = workdir / "batch"
     _write_batch(fragments, batch, lambda vmm: vmm)
+    file_dir = workdir / "files"
+    file_dir.mkdir()
+    for name, path in files.items():
+        (file_dir / name).symlink_to(Path(path).resolve())
     env = dict(os.environ, KIT=str(kit_dir() / "l2"), BENCH_HOSTLIB=str(HOSTLIB),
-               BENCH_WORK=str(workdir / "work"))
+               BENCH_WORK=str(workdir / "work"), BENCH_FILES=str(file_dir))
     runner = f'. "$BENCH_HOSTLIB"; bench_run_all {shlex.quote(str(batch))}'
     namespace = None
     cmd = ["sh", "-c", runner]
@@ -188,11 +194,14 @@ def _needs_retry(frag, outcome):
     return None
 
 
-def run_batch(fragments, mode=None, logdir=None):
+def run_batch(fragments, mode=None, logdir=None, files=None):
     """Run fragments on a KVM host; returns {name: Outcome}.
 
+    files ({name: host path} of executables, e.g. a benchmark program or a
+    guest kernel) are available to the fragments as "$BENCH_FILES/name".
     Console logs of every batch are kept in logdir (default build/test-logs).
     """
+    files = files or {}
     mode = mode or host_mode()
     runner = _run_direct if mode == "direct" else _run_nested
     logdir = Path(logdir or REPO / "build" / "test-logs")
@@ -202,7 +211,7 @@ def run_batch(fragments, mode=None, logdir=None):
     for attempt in (1, 2):
         with tempfile.TemporaryDirectory(prefix="vmm-batch.") as tmp:
             log = logdir / f"{pending[0].name}.{mode}.{attempt}.log"
-            results = parse_batch(runner(pending, Path(tmp), log))
+            results = parse_batch(runner(pending, Path(tmp), log, files))
         retry = []
         for frag in pending:
             outcome = results.get(frag.name) or Outcome(frag.name, None, "", {})
@@ -223,7 +232,8 @@ def run_batch(fragments, mode=None, logdir=None):
 
 # ---- Helpers for tests that boot the L2 kit ----
 
-def l2_args(command=None, *, smp=1, mem="512M", extra=(), append="", exit_port=True):
+def l2_args(command=None, *, smp=1, mem="512M", extra=(), append="", exit_port=True,
+            no_reboot=True):
     """VMM arguments, as shell text for a fragment, that boot the L2 kit.
 
     command runs in the guest (kit.cmd); without one the guest runs a shell.
@@ -232,7 +242,9 @@ def l2_args(command=None, *, smp=1, mem="512M", extra=(), append="", exit_port=T
     With exit_port the command's status also reaches the VMM's exit status
     through isa-debug-exit at port 0xf4: (status << 1) | 1.
     """
-    args = ["-accel", "kvm", "-m", mem, "-smp", str(smp), "-nographic", "-no-reboot"]
+    args = ["-accel", "kvm", "-m", mem, "-smp", str(smp), "-nographic"]
+    if no_reboot:
+        args.append("-no-reboot")
     params = ["console=ttyS0", "quiet", *append.split()]
     if exit_port:
         args += ["-device", "isa-debug-exit,iobase=0xf4,iosize=4"]

@@ -11,9 +11,9 @@
 #   @@TEST-END NAME rc=N
 # The Python side (kvmhost.py) parses this; keep the two in step.
 #
-# Inside a fragment: $VMM, $KIT (the L2 kit: bzImage, vmlinux, initrd.cpio)
-# and $WORK (a fresh scratch directory) are set, and the functions below are
-# available.
+# Inside a fragment: $VMM, $KIT (the L2 kit: bzImage, vmlinux, initrd.cpio),
+# $WORK (a fresh scratch directory) and $BENCH_FILES (extra files the batch
+# brought along) are set, and the functions below are available.
 
 # guest_start NAME LIMIT ARGS...: start "$VMM ARGS..." in the background,
 # console (stdout and stderr) to $WORK/NAME.log, killed with SIGKILL after

@@ -6,6 +6,10 @@
  *   tiny: ram=<KiB of usable RAM>
  * With "smp" on its command line it wakes the application processor with
  * APIC id 1 (INIT-SIPI-SIPI) and both print "tiny: cpu <apic id> up".
+ * With "bench=pio:N" or "bench=mmio:N" it makes N exits to the VMM (writes
+ * to the serial port's scratch register, a trivial register behind a device
+ * lock, or to an unassigned MMIO address) and prints
+ *   tiny: bench <kind> exits=N cycles=<TSC cycles for all of them>
  * With "exit=N" it ends by writing N to isa-debug-exit at port 0xf4, so the
  * VMM exits with status (N << 1) | 1; otherwise it halts.
  */
@@ -19,6 +23,8 @@
 #define LAPIC_ICR_LOW   0x300
 #define LAPIC_ICR_HIGH  0x310
 #define TRAMPOLINE_ADDR 0x8000u
+#define COM1_SCRATCH    (COM1 + 7)
+#define UNASSIGNED_MMIO 0xfe000000u     /* in the PCI hole: nothing there */
 
 struct multiboot_info {
     uint32_t flags, mem_lower, mem_upper, boot_device, cmdline;
@@ -92,6 +98,22 @@ static void lapic_write(uint32_t reg, uint32_t value)
     *(volatile uint32_t *)(LAPIC_BASE + reg) = value;
 }
 
+static inline uint64_t rdtsc(void)
+{
+    uint32_t lo, hi;
+    __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+    return ((uint64_t)hi << 32) | lo;
+}
+
+static uint32_t parse_dec(const char **p)
+{
+    uint32_t v = 0;
+    for (; **p >= '0' && **p <= '9'; (*p)++) {
+        v = v * 10 + (**p - '0');
+    }
+    return v;
+}
+
 /* Find "key" as a word of the command line; returns what follows it. */
 static const char *cmdline_find(const char *cmdline, const char *key)
 {
@@ -120,6 +142,28 @@ void ap_main(void)
     for (;;) {
         __asm__ volatile("cli; hlt");
     }
+}
+
+/* "pio:N" or "mmio:N" after "bench=". */
+static void run_bench(const char *spec)
+{
+    int mmio = spec[0] == 'm';
+    const char *count = spec + (mmio ? 5 : 4);
+    uint32_t n = parse_dec(&count);
+    uint64_t start = rdtsc();
+    for (uint32_t i = 0; i < n; i++) {
+        if (mmio) {
+            *(volatile uint8_t *)UNASSIGNED_MMIO = i;
+        } else {
+            outb(COM1_SCRATCH, i);
+        }
+    }
+    uint64_t cycles = rdtsc() - start;
+    puts_serial(mmio ? "tiny: bench mmio exits=" : "tiny: bench pio exits=");
+    put_dec(n);
+    puts_serial(" cycles=");
+    put_hex(cycles);
+    putc_serial('\n');
 }
 
 static void start_ap(uint32_t apic_id)
@@ -186,12 +230,13 @@ void tiny_main(uint32_t magic, const struct multiboot_info *info)
             puts_serial("tiny: the AP did not start\n");
         }
     }
+    const char *bench = cmdline_find(cmdline, "bench");
+    if (bench && *bench == '=') {
+        run_bench(bench + 1);
+    }
     const char *exit = cmdline_find(cmdline, "exit");
     if (exit && *exit == '=') {
-        uint32_t status = 0;
-        for (exit++; *exit >= '0' && *exit <= '9'; exit++) {
-            status = status * 10 + (*exit - '0');
-        }
-        outb(DEBUG_EXIT_PORT, status);
+        exit++;
+        outb(DEBUG_EXIT_PORT, parse_dec(&exit));
     }
 }

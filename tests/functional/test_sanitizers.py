@@ -1,0 +1,79 @@
+"""Sanitizer builds: AddressSanitizer + UBSan over the unit suites and the
+tiny guests, ThreadSanitizer over the unit suites and an SMP Linux guest
+with serial output flowing from both vCPUs under per-device locking."""
+
+import os
+import subprocess
+
+import pytest
+
+import kvmhost
+from kvmhost import REPO, Fragment, l2_args
+
+SANITIZER_REPORTS = ("ERROR: AddressSanitizer", "runtime error:", "WARNING: ThreadSanitizer",
+                     "ERROR: LeakSanitizer")
+
+
+def build(kind):
+    builddir = REPO / f"build-{kind}"
+    if not (builddir / "build.ninja").exists():
+        subprocess.run([str(REPO / "configure"), f"--builddir={builddir.name}",
+                        f"--enable-sanitizers={kind}"], cwd=REPO, check=True,
+                       stdout=subprocess.DEVNULL)
+    subprocess.run(["ninja", "-C", str(builddir)], check=True, stdout=subprocess.DEVNULL)
+    return builddir
+
+
+@pytest.fixture(scope="module")
+def asan_build():
+    return build("address")
+
+
+@pytest.fixture(scope="module")
+def tsan_build():
+    return build("thread")
+
+
+def run_unit_suites(builddir):
+    run = subprocess.run(["meson", "test", "-C", str(builddir), "--no-rebuild",
+                          "--print-errorlogs"], stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True)
+    assert run.returncode == 0, run.stdout
+
+
+def test_asan_ubsan_unit_suites(asan_build):
+    run_unit_suites(asan_build)
+
+
+def test_tsan_unit_suites(tsan_build):
+    run_unit_suites(tsan_build)
+
+
+@pytest.mark.parametrize("smp,append,status", [(1, "exit=4", 9), (2, "smp exit=6", 13)])
+def test_asan_ubsan_tiny_guests(asan_build, tiny_kernels, smp, append, status):
+    env = dict(os.environ, UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1")
+    proc = subprocess.run(
+        [str(asan_build / "qemu-system-x86_64"), "-accel", "kvm", "-m", "64M", "-smp", str(smp),
+         "-nographic", "-no-reboot", "-device", "isa-debug-exit,iobase=0xf4,iosize=4",
+         "-kernel", str(tiny_kernels / "tiny.elf"), "-append", append],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        timeout=60, env=env)
+    assert proc.returncode == status, proc.stdout + proc.stderr
+    assert "tiny: hello" in proc.stdout
+    assert not any(r in proc.stderr for r in SANITIZER_REPORTS), proc.stderr
+
+
+BOTH_CPUS = ("for c in 0 1; do taskset -c $c sh -c "
+             "'for i in $(seq 300); do echo from-cpu$c-line-$i; done' & done; wait; exit 0")
+
+
+def test_tsan_smp_linux_guest_with_serial_from_both_vcpus(tsan_build):
+    vmm = str(tsan_build / "qemu-system-x86_64")
+    args = l2_args(BOTH_CPUS, smp=2, extra=["-machine pc,device-lock=on"],
+                   append="kit.halt=reboot")
+    frag = Fragment("tsan_smp", f"export TSAN_OPTIONS='halt_on_error=0 exitcode=66'\n"
+                                f"guest_run boot 400 {args}", vmm, limit=450)
+    outcome = kvmhost.run_batch([frag])["tsan_smp"]
+    guest = kvmhost.expect_guest(outcome, "boot", exit_status=0, vmm_status=1,
+                                 contains=["^from-cpu0-line-300$", "^from-cpu1-line-300$"])
+    assert not any(r in guest.log for r in SANITIZER_REPORTS), guest.log

@@ -43,7 +43,6 @@ typedef struct CpuModel {
     const char *name;
     /* "host"/"max": all KVM supports, with the host's identity */
     bool passthrough;
-    const char *vendor;
     unsigned family, model, stepping;
     uint32_t level, xlevel;
     const char *model_id;
@@ -68,7 +67,6 @@ static const CpuModel cpu_models[] = {
     { .name = "max", .passthrough = true },
     {
         .name = "qemu64",
-        .vendor = "AuthenticAMD",
         .family = 15, .model = 107, .stepping = 1,
         .level = 0xd, .xlevel = 0x8000000a,
         .model_id = "QEMU Virtual CPU version 2.5+",
@@ -86,6 +84,10 @@ static const struct {
     uint32_t leaf;
     uint8_t regs;
 } named_model_leaves[] = {
+    /* The vendor stays the host's, as QEMU does under KVM: KVM cannot
+     * emulate SYSENTER on AMD nor SYSCALL on Intel in 32-bit compatibility
+     * mode, so a guest must see which CPU it really runs on. */
+    { 0x00000000, REG_BIT(CPUID_EBX) | REG_BIT(CPUID_ECX) | REG_BIT(CPUID_EDX) },
     { 0x00000002, ALL_REGS },               /* cache descriptors */
     { 0x00000004, ALL_REGS },               /* deterministic cache params */
     { 0x0000000d, ALL_REGS },               /* XSAVE state components */
@@ -461,7 +463,6 @@ static void table_set_named_identity(CpuidTable *t, const CpuModel *model)
     char brand[CPUID_BRAND_LEN] = { 0 };
 
     table_get(t, 0, 0)->eax = model->level;
-    table_set_vendor(t, model->vendor);
 
     struct kvm_cpuid_entry2 *leaf1 = table_get(t, 1, 0);
     leaf1->eax = signature;

@@ -12,6 +12,7 @@ static atomic_bool no_reboot;
 static atomic_bool reset_requested;
 static atomic_bool shutdown_requested;
 static atomic_int shutdown_status;
+static void (*vcpu_stopper)(void);
 
 RunState runstate_get(void)
 {
@@ -35,6 +36,19 @@ const char *runstate_name(RunState state)
     return state < G_N_ELEMENTS(names) ? names[state] : "unknown";
 }
 
+void runstate_set_vcpu_stopper(void (*stop)(void))
+{
+    vcpu_stopper = stop;
+}
+
+static void stop_vcpus_and_wake_main_loop(void)
+{
+    if (vcpu_stopper) {
+        vcpu_stopper();
+    }
+    main_loop_wakeup();
+}
+
 void runstate_set_no_reboot(bool value)
 {
     atomic_store(&no_reboot, value);
@@ -47,7 +61,7 @@ void qemu_system_reset_request(void)
         return;
     }
     atomic_store(&reset_requested, true);
-    main_loop_wakeup();
+    stop_vcpus_and_wake_main_loop();
 }
 
 void qemu_system_shutdown_request(int exit_status)
@@ -57,7 +71,7 @@ void qemu_system_shutdown_request(int exit_status)
     if (atomic_compare_exchange_strong(&shutdown_requested, &expected, true)) {
         atomic_store(&shutdown_status, exit_status);
     }
-    main_loop_wakeup();
+    stop_vcpus_and_wake_main_loop();
 }
 
 bool runstate_take_reset_request(void)

@@ -340,7 +340,7 @@ static bool vcpu_handle_exit(VCPU *cpu)
 static bool vcpu_check_requests(VCPU *cpu, bool must_wait)
 {
     pthread_mutex_lock(&control_lock);
-    while (cpu->pause_requested || (must_wait && !cpu->stop_requested)) {
+    while (!cpu->stop_requested && (cpu->pause_requested || must_wait)) {
         cpu->paused = true;
         pthread_cond_broadcast(&control_cond);
         pthread_cond_wait(&control_cond, &control_lock);
@@ -376,15 +376,28 @@ static void *vcpu_thread(void *opaque)
     return NULL;
 }
 
-/* Set a request flag on every vCPU and kick it out of KVM_RUN. */
-static void vcpus_request(bool pause, bool stop)
+typedef enum VCPURequest {
+    VCPU_REQUEST_PAUSE,
+    VCPU_REQUEST_RESUME,
+    VCPU_REQUEST_STOP,          /* dominates: a stopping vCPU never pauses */
+} VCPURequest;
+
+/* Post a request to every vCPU and kick it out of KVM_RUN. */
+static void vcpus_request(VCPURequest request)
 {
     pthread_mutex_lock(&control_lock);
     for (unsigned i = 0; i < nvcpus; i++) {
         VCPU *cpu = &vcpus[i];
-        cpu->pause_requested = pause;
-        cpu->stop_requested = stop;
-        if (cpu->thread_running && (pause || stop)) {
+        if (request == VCPU_REQUEST_RESUME) {
+            cpu->pause_requested = false;
+            continue;
+        }
+        if (request == VCPU_REQUEST_PAUSE) {
+            cpu->pause_requested = true;
+        } else {
+            cpu->stop_requested = true;
+        }
+        if (cpu->thread_running) {
             cpu->run->immediate_exit = 1;
             pthread_kill(cpu->thread, SIG_KICK);
         }
@@ -401,7 +414,11 @@ bool kvm_start_vcpus(Error **errp)
     sigemptyset(&block);
     sigaddset(&block, SIG_KICK);
     pthread_sigmask(SIG_BLOCK, &block, &old);
-    vcpus_request(false, false);
+    pthread_mutex_lock(&control_lock);
+    for (unsigned i = 0; i < nvcpus; i++) {
+        vcpus[i].pause_requested = vcpus[i].stop_requested = false;
+    }
+    pthread_mutex_unlock(&control_lock);
     for (unsigned i = 0; i < nvcpus; i++) {
         int err = pthread_create(&vcpus[i].thread, NULL, vcpu_thread, &vcpus[i]);
         if (err) {
@@ -416,12 +433,17 @@ bool kvm_start_vcpus(Error **errp)
     return true;
 }
 
+void kvm_request_pause_all(void)
+{
+    vcpus_request(VCPU_REQUEST_PAUSE);
+}
+
 void kvm_pause_all(void)
 {
-    vcpus_request(true, false);
+    vcpus_request(VCPU_REQUEST_PAUSE);
     pthread_mutex_lock(&control_lock);
     for (unsigned i = 0; i < nvcpus; i++) {
-        while (vcpus[i].thread_running && !vcpus[i].paused) {
+        while (vcpus[i].thread_running && !vcpus[i].paused && !vcpus[i].stop_requested) {
             pthread_cond_wait(&control_cond, &control_lock);
         }
     }
@@ -430,12 +452,12 @@ void kvm_pause_all(void)
 
 void kvm_resume_all(void)
 {
-    vcpus_request(false, false);
+    vcpus_request(VCPU_REQUEST_RESUME);
 }
 
 void kvm_stop_vcpus(void)
 {
-    vcpus_request(false, true);
+    vcpus_request(VCPU_REQUEST_STOP);
     for (unsigned i = 0; i < nvcpus; i++) {
         if (vcpus[i].thread_running) {
             pthread_join(vcpus[i].thread, NULL);

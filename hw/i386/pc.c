@@ -181,6 +181,7 @@ bool pc_machine_start(const MachineConfig *cfg, Error **errp)
     CpuTopology topo = {
         .sockets = cfg->smp_sockets, .cores = cfg->smp_cores, .threads = cfg->smp_threads,
     };
+    runstate_set_vcpu_stopper(kvm_request_pause_all);
     return kvm_create_vcpus(cfg->smp_cpus, &cfg->cpu, &topo, errp) &&
            pc_create_devices(cfg, errp) &&
            pc_load_boot_state(&pc, errp) &&

@@ -38,6 +38,9 @@ bool kvm_set_boot_state(const BootCpuState *state, Error **errp);
 
 bool kvm_start_vcpus(Error **errp);
 void kvm_pause_all(void);
+/* Ask every vCPU to pause and kick it, without waiting: callable from any
+ * thread, a vCPU inside a device handler included. */
+void kvm_request_pause_all(void);
 void kvm_resume_all(void);
 /* Stop and join every vCPU thread (at exit). */
 void kvm_stop_vcpus(void);

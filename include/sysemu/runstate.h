@@ -20,6 +20,12 @@ RunState runstate_get(void);
 void runstate_set(RunState state);
 const char *runstate_name(RunState state);
 
+/* Called (from the requesting thread) on every reset or shutdown request,
+ * to make every vCPU stop running guest code before the I/O thread acts:
+ * a guest that asked for a reset must not run on into whatever it does
+ * next (Linux falls through to a triple fault). Must not block. */
+void runstate_set_vcpu_stopper(void (*stop)(void));
+
 /* -no-reboot: a guest reset request shuts down with status 0 instead. */
 void runstate_set_no_reboot(bool no_reboot);
 

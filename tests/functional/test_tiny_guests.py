@@ -37,6 +37,10 @@ def runs(our_vmm, tiny_kernels):
             Fragment(f"{name}_smp", f"guest_run tiny 60 -accel kvm -m 64M -smp 2 -nographic "
                                     f"-no-reboot {EXIT} -kernel {elf} -append 'smp exit=3'",
                      vmm, limit=90),
+            # No -no-reboot: the keyboard controller's reset boots it again.
+            Fragment(f"{name}_reboot", f"guest_run tiny 60 -accel kvm -m 64M -smp 2 -nographic "
+                                       f"{EXIT} -kernel {elf} -append 'smp reboot exit=5'",
+                     vmm, limit=90),
         ]
     return kvmhost.run_batch(frags, mode="direct")
 
@@ -69,3 +73,15 @@ def test_tiny_guest_wakes_second_vcpu(runs, vmm):
     guest = runs[f"{vmm}_smp"].guest("tiny")
     assert "tiny: cpu 0 up" in guest.log and "tiny: cpu 1 up" in guest.log, guest.log
     assert guest.rc == (3 << 1) | 1, guest.log
+
+
+@pytest.mark.parametrize("vmm", ["ours", "reference"])
+def test_tiny_guest_reset_boots_again(runs, vmm):
+    if f"{vmm}_reboot" not in runs:
+        pytest.skip("Debian's qemu-system-x86 is not installed")
+    guest = runs[f"{vmm}_reboot"].guest("tiny")
+    assert guest.log.count("tiny: hello") == 2, guest.log
+    assert "tiny: resetting" in guest.log and "tiny: second boot" in guest.log, guest.log
+    # Both vCPUs come back after the reset.
+    assert guest.log.count("tiny: cpu 1 up") == 2, guest.log
+    assert guest.rc == (5 << 1) | 1, guest.log

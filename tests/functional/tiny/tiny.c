@@ -10,6 +10,9 @@
  * to the serial port's scratch register, a trivial register behind a device
  * lock, or to an unassigned MMIO address) and prints
  *   tiny: bench <kind> exits=N cycles=<TSC cycles for all of them>
+ * With "reboot" it resets the machine through the keyboard controller the
+ * first time (marking CMOS byte 0x40, which survives a reset) and prints
+ * "tiny: second boot" the next time.
  * With "exit=N" it ends by writing N to isa-debug-exit at port 0xf4, so the
  * VMM exits with status (N << 1) | 1; otherwise it halts.
  */
@@ -24,6 +27,10 @@
 #define LAPIC_ICR_HIGH  0x310
 #define TRAMPOLINE_ADDR 0x8000u
 #define COM1_SCRATCH    (COM1 + 7)
+#define CMOS_INDEX      0x70
+#define CMOS_DATA       0x71
+#define CMOS_BOOT_MARK  0x40
+#define KBC_COMMAND     0x64
 #define UNASSIGNED_MMIO 0xfe000000u     /* in the PCI hole: nothing there */
 
 struct multiboot_info {
@@ -166,6 +173,22 @@ static void run_bench(const char *spec)
     putc_serial('\n');
 }
 
+static void reboot_once(void)
+{
+    outb(CMOS_INDEX, CMOS_BOOT_MARK);
+    if (inb(CMOS_DATA) == 0x5a) {
+        puts_serial("tiny: second boot\n");
+        return;
+    }
+    outb(CMOS_INDEX, CMOS_BOOT_MARK);
+    outb(CMOS_DATA, 0x5a);
+    puts_serial("tiny: resetting\n");
+    outb(KBC_COMMAND, 0xfe);        /* pulse the reset line */
+    for (;;) {
+        __asm__ volatile("hlt");
+    }
+}
+
 static void start_ap(uint32_t apic_id)
 {
     for (char *src = trampoline_start, *dst = (char *)TRAMPOLINE_ADDR; src < trampoline_end;) {
@@ -229,6 +252,9 @@ void tiny_main(uint32_t magic, const struct multiboot_info *info)
         if (!ap_started) {
             puts_serial("tiny: the AP did not start\n");
         }
+    }
+    if (cmdline_find(cmdline, "reboot")) {
+        reboot_once();
     }
     const char *bench = cmdline_find(cmdline, "bench");
     if (bench && *bench == '=') {

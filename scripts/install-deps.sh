@@ -5,7 +5,7 @@
 set -euo pipefail
 packages=(
     # build
-    gcc make meson ninja-build pkg-config libglib2.0-dev
+    gcc make meson ninja-build pkg-config libglib2.0-dev liburcu-dev
     # guest kits: apt-get download, dpkg-deb, cpio, depmod, readelf, xz
     apt dpkg cpio kmod binutils xz-utils
     # test harness and the host side of guest tests

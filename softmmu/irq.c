@@ -69,12 +69,6 @@ void irq_source_set(IrqSource src, bool level)
     pthread_mutex_unlock(&line->lock);
 }
 
-void irq_source_pulse(IrqSource src)
-{
-    irq_source_set(src, true);
-    irq_source_set(src, false);
-}
-
 bool irq_line_level(unsigned gsi)
 {
     IrqLine *line = line_get(gsi);
@@ -95,12 +89,5 @@ void irq_reset_all(void)
         }
         line->level = false;
         pthread_mutex_unlock(&line->lock);
-    }
-}
-
-void msi_send(uint64_t address, uint32_t data)
-{
-    if (backend.send_msi) {
-        backend.send_msi(backend.opaque, address, data);
     }
 }

@@ -53,6 +53,7 @@ int main(int argc, char **argv)
         !pc_machine_start(&cfg, &err)) {
         error_report_err(err);
         chardev_restore_terminals();
+        machine_config_free(&cfg);
         return 1;
     }
     runstate_set(RUN_STATE_RUNNING);
@@ -66,5 +67,6 @@ int main(int argc, char **argv)
     if (cfg.pidfile) {
         unlink(cfg.pidfile);
     }
+    machine_config_free(&cfg);
     return status;
 }

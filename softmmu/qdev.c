@@ -103,13 +103,6 @@ QEMUDevice *device_find(const char *id)
     return NULL;
 }
 
-void device_foreach(void (*fn)(QEMUDevice *dev, void *opaque), void *opaque)
-{
-    for (QEMUDevice *dev = device_list; dev; dev = dev->next) {
-        fn(dev, opaque);
-    }
-}
-
 void device_reset_all(void)
 {
     for (QEMUDevice *dev = device_list; dev; dev = dev->next) {

@@ -24,18 +24,6 @@ void runstate_set(RunState state)
     atomic_store(&current_state, state);
 }
 
-const char *runstate_name(RunState state)
-{
-    static const char *const names[] = {
-        [RUN_STATE_PRELAUNCH] = "prelaunch",
-        [RUN_STATE_RUNNING] = "running",
-        [RUN_STATE_PAUSED] = "paused",
-        [RUN_STATE_RESET] = "reset",
-        [RUN_STATE_SHUTDOWN] = "shutdown",
-    };
-    return state < G_N_ELEMENTS(names) ? names[state] : "unknown";
-}
-
 void runstate_set_vcpu_stopper(void (*stop)(void))
 {
     vcpu_stopper = stop;

@@ -83,22 +83,6 @@ void error_report(const char *fmt, ...)
     va_end(ap);
 }
 
-void warn_report(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    report("warning: ", fmt, ap);
-    va_end(ap);
-}
-
-void info_report(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    report("info: ", fmt, ap);
-    va_end(ap);
-}
-
 void error_report_err(Error *err)
 {
     error_report("%s", err->msg);

@@ -28,16 +28,6 @@ static void kvm_irq_set_level(void *opaque, unsigned gsi, bool level)
     }
 }
 
-static void kvm_irq_send_msi(void *opaque, uint64_t address, uint32_t data)
-{
-    struct kvm_msi msi = {
-        .address_lo = (uint32_t)address, .address_hi = address >> 32, .data = data,
-    };
-    if (ioctl(kvm_state.vm_fd, KVM_SIGNAL_MSI, &msi) < 0) {
-        error_report("KVM_SIGNAL_MSI 0x%" G_GINT64_MODIFIER "x: %s", address, strerror(errno));
-    }
-}
-
 /*
  * GSI routing of a PC: ISA IRQs 0-15 go to the 8259 PICs (IRQ 2 is their
  * cascade) and to the IOAPIC pin of the same number, except that the
@@ -152,7 +142,6 @@ bool kvm_init(bool pit, Error **errp)
         { KVM_CAP_SET_TSS_ADDR, "TSS address" },
         { KVM_CAP_EXT_CPUID, "CPUID2" },
         { KVM_CAP_IRQ_ROUTING, "GSI routing" },
-        { KVM_CAP_SIGNAL_MSI, "MSI injection" },
         { KVM_CAP_IMMEDIATE_EXIT, "immediate exit" },
     };
     for (size_t i = 0; i < G_N_ELEMENTS(required); i++) {
@@ -170,9 +159,7 @@ bool kvm_init(bool pit, Error **errp)
     if (!kvm_create_vm(errp)) {
         return false;
     }
-    irq_set_backend(&(IrqBackend) {
-        .set_level = kvm_irq_set_level, .send_msi = kvm_irq_send_msi,
-    });
+    irq_set_backend(&(IrqBackend) { .set_level = kvm_irq_set_level });
     return true;
 }
 

@@ -36,6 +36,9 @@ typedef struct VCPU {
     bool pause_requested;       /* guarded by control_lock */
     bool stop_requested;        /* guarded by control_lock */
     bool paused;                /* guarded by control_lock */
+    /* The guest cannot go on (it shut down, or KVM failed) until the
+     * machine is reset; guarded by control_lock, cleared on resume. */
+    bool halted;
 } VCPU;
 
 static VCPU vcpus[MAX_VCPUS];
@@ -335,12 +338,12 @@ static bool vcpu_handle_exit(VCPU *cpu)
     }
 }
 
-/* Act on pause/stop requests; returns false when the thread must end.
- * With must_wait the vCPU has nothing to run until told to stop. */
-static bool vcpu_check_requests(VCPU *cpu, bool must_wait)
+/* Act on pause/stop requests; returns false when the thread must end. A
+ * halted vCPU waits here until a reset resumes it or it is stopped. */
+static bool vcpu_check_requests(VCPU *cpu)
 {
     pthread_mutex_lock(&control_lock);
-    while (!cpu->stop_requested && (cpu->pause_requested || must_wait)) {
+    while (!cpu->stop_requested && (cpu->pause_requested || cpu->halted)) {
         cpu->paused = true;
         pthread_cond_broadcast(&control_cond);
         pthread_cond_wait(&control_cond, &control_lock);
@@ -360,18 +363,23 @@ static void *vcpu_thread(void *opaque)
     sigaddset(&unblock, SIG_KICK);
     pthread_sigmask(SIG_UNBLOCK, &unblock, NULL);
 
-    bool halted = false;        /* the guest cannot run until a reset */
-    while (vcpu_check_requests(cpu, halted)) {
+    while (vcpu_check_requests(cpu)) {
+        bool can_go_on;
         if (ioctl(cpu->fd, KVM_RUN, 0) < 0) {
             if (errno == EINTR || errno == EAGAIN) {
                 continue;
             }
             error_report("vCPU %u: KVM_RUN: %s", cpu->index, strerror(errno));
             qemu_system_shutdown_request(1);
-            halted = true;
-            continue;
+            can_go_on = false;
+        } else {
+            can_go_on = vcpu_handle_exit(cpu);
         }
-        halted = !vcpu_handle_exit(cpu);
+        if (!can_go_on) {
+            pthread_mutex_lock(&control_lock);
+            cpu->halted = true;
+            pthread_mutex_unlock(&control_lock);
+        }
     }
     return NULL;
 }
@@ -390,6 +398,7 @@ static void vcpus_request(VCPURequest request)
         VCPU *cpu = &vcpus[i];
         if (request == VCPU_REQUEST_RESUME) {
             cpu->pause_requested = false;
+            cpu->halted = false;
             continue;
         }
         if (request == VCPU_REQUEST_PAUSE) {
@@ -416,7 +425,7 @@ bool kvm_start_vcpus(Error **errp)
     pthread_sigmask(SIG_BLOCK, &block, &old);
     pthread_mutex_lock(&control_lock);
     for (unsigned i = 0; i < nvcpus; i++) {
-        vcpus[i].pause_requested = vcpus[i].stop_requested = false;
+        vcpus[i].pause_requested = vcpus[i].stop_requested = vcpus[i].halted = false;
     }
     pthread_mutex_unlock(&control_lock);
     for (unsigned i = 0; i < nvcpus; i++) {

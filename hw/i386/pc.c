@@ -191,14 +191,18 @@ bool pc_machine_start(const MachineConfig *cfg, Error **errp)
 void pc_machine_reset(void)
 {
     Error *err = NULL;
-    kvm_stop_vcpus();
+    runstate_set(RUN_STATE_RESET);
+    kvm_pause_all();
     device_reset_all();
     irq_reset_all();
-    if (!kvm_reset_vm(&err) || !pc_load_boot_state(&pc, &err) || !kvm_start_vcpus(&err)) {
+    if (!kvm_reset_vm(&err) || !pc_load_boot_state(&pc, &err)) {
         error_prepend(&err, "reset failed: ");
         error_report_err(err);
         qemu_system_shutdown_request(1);
+        return;
     }
+    runstate_set(RUN_STATE_RUNNING);
+    kvm_resume_all();
 }
 
 void pc_machine_stop(void)

@@ -1,5 +1,5 @@
 /*
- * Interrupt lines (GSIs of the in-kernel PIC/IOAPIC) and MSIs.
+ * Interrupt lines (GSIs of the in-kernel PIC/IOAPIC).
  *
  * Raising an interrupt needs no device lock and may be done from any
  * thread. Several devices may share a level-triggered line: each owns a
@@ -15,10 +15,9 @@
 
 #define IRQ_MAX_GSI 24
 
-/* Backend that delivers a line level (KVM_IRQ_LINE) or an MSI. */
+/* Backend that delivers a line level (KVM_IRQ_LINE). */
 typedef struct IrqBackend {
     void (*set_level)(void *opaque, unsigned gsi, bool level);
-    void (*send_msi)(void *opaque, uint64_t address, uint32_t data);
     void *opaque;
 } IrqBackend;
 
@@ -32,13 +31,9 @@ typedef struct IrqSource {
 /* Claim a source on gsi (aborts if more than 64 sources share a line). */
 IrqSource irq_source_claim(unsigned gsi);
 void irq_source_set(IrqSource src, bool level);
-/* Level high then low: an edge for edge-triggered ISA lines. */
-void irq_source_pulse(IrqSource src);
 /* Current level of a line (the OR of its sources), for tests. */
 bool irq_line_level(unsigned gsi);
 /* Drop every source's level (machine reset). */
 void irq_reset_all(void);
-
-void msi_send(uint64_t address, uint32_t data);
 
 #endif

@@ -59,7 +59,6 @@ DeviceLock *device_lock_of(QEMUDevice *dev);
 DeviceLock *device_global_lock(void);
 
 QEMUDevice *device_find(const char *id);
-void device_foreach(void (*fn)(QEMUDevice *dev, void *opaque), void *opaque);
 /* Reset every device, each under its own lock, in creation order. */
 void device_reset_all(void);
 

@@ -24,8 +24,6 @@ void error_propagate(Error **dst, Error *local_err);
 
 /* "qemu-system-x86_64: <message>" on stderr, one line. */
 void error_report(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
-void warn_report(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
-void info_report(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
 /* error_report() of err's message, then error_free(). */
 void error_report_err(Error *err);
 

@@ -41,15 +41,19 @@ void kvm_pause_all(void);
 /* Ask every vCPU to pause and kick it, without waiting: callable from any
  * thread, a vCPU inside a device handler included. */
 void kvm_request_pause_all(void);
+/* Let paused vCPUs run again; also releases vCPUs that stopped running
+ * the guest (shutdown, triple fault) until a reset. */
 void kvm_resume_all(void);
 /* Stop and join every vCPU thread (at exit). */
 void kvm_stop_vcpus(void);
 
-/* Put the VM back to power-on state after kvm_stop_vcpus(): the VM, its
- * irqchip, PIT and vCPUs are created anew with the same configuration and
- * RAM (whose contents are kept). kvm_set_boot_state and kvm_start_vcpus
- * follow. Recreating is simpler and more certain than resetting every
- * piece of in-kernel state one by one, and a reset is rare. */
+/* Put the VM back to power-on state while every vCPU is paused
+ * (kvm_pause_all): the VM, its irqchip, PIT and vCPUs are created anew with
+ * the same configuration and RAM (whose contents are kept); the vCPU
+ * threads stay and pick up the new vCPUs when resumed. kvm_set_boot_state
+ * and kvm_resume_all follow. Recreating is simpler and more certain than
+ * resetting every piece of in-kernel state one by one, and a reset is
+ * rare. */
 bool kvm_reset_vm(Error **errp);
 
 #endif

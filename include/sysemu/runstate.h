@@ -18,7 +18,6 @@ typedef enum RunState {
 
 RunState runstate_get(void);
 void runstate_set(RunState state);
-const char *runstate_name(RunState state);
 
 /* Called (from the requesting thread) on every reset or shutdown request,
  * to make every vCPU stop running guest code before the I/O thread acts:

@@ -289,6 +289,7 @@ static void test_main_loop_sigterm(void)
         QEMUTimer *t = timer_new(send_sigterm, NULL);
         timer_mod(t, clock_get_ns() + 1 * MS);
         int status = main_loop_run();
+        timer_free(t);
         fprintf(stderr, "loop ended with %d\n", status);
         exit(status == 0 ? 0 : 1);
     }

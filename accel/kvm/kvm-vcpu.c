@@ -32,7 +32,7 @@ typedef struct VCPU {
     struct kvm_run *run;
     struct kvm_cpuid2 *cpuid;
     pthread_t thread;
-    bool thread_running;
+    bool thread_running;        /* guarded by control_lock */
     bool pause_requested;       /* guarded by control_lock */
     bool stop_requested;        /* guarded by control_lock */
     bool paused;                /* guarded by control_lock */
@@ -437,7 +437,9 @@ bool kvm_start_vcpus(Error **errp)
         char name[16];
         g_snprintf(name, sizeof(name), "CPU %u/KVM", i);
         pthread_setname_np(vcpus[i].thread, name);
+        pthread_mutex_lock(&control_lock);
         vcpus[i].thread_running = true;
+        pthread_mutex_unlock(&control_lock);
     }
     return true;
 }
@@ -468,9 +470,12 @@ void kvm_stop_vcpus(void)
 {
     vcpus_request(VCPU_REQUEST_STOP);
     for (unsigned i = 0; i < nvcpus; i++) {
-        if (vcpus[i].thread_running) {
+        pthread_mutex_lock(&control_lock);
+        bool running = vcpus[i].thread_running;
+        vcpus[i].thread_running = false;
+        pthread_mutex_unlock(&control_lock);
+        if (running) {
             pthread_join(vcpus[i].thread, NULL);
-            vcpus[i].thread_running = false;
         }
     }
 }

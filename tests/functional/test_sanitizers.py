@@ -64,7 +64,7 @@ def test_asan_ubsan_tiny_guests(asan_build, tiny_kernels, smp, append, status):
 
 
 BOTH_CPUS = ("for c in 0 1; do taskset -c $c sh -c "
-             "'for i in $(seq 300); do echo from-cpu$c-line-$i; done' & done; wait; exit 0")
+             "'for i in $(seq 300); do echo from-cpu$1-line-$i; done' sh $c & done; wait; exit 0")
 
 
 def test_tsan_smp_linux_guest_with_serial_from_both_vcpus(tsan_build):

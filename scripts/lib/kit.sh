@@ -9,7 +9,7 @@
 set -euo pipefail
 
 KIT_KERNEL_PKG=${KIT_KERNEL_PKG:-linux-image-amd64}
-KIT_CACHE=${KIT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/vmm-kit}
+KIT_CACHE=${KIT_CACHE:-${XDG_CACHE_HOME:-${HOME:-/var/cache}/.cache}/vmm-kit}
 KIT_DEBS=$KIT_CACHE/debs
 
 kit_log() { printf '[kit] %s\n' "$*" >&2; }

@@ -6,8 +6,10 @@
 # L2 kit (the Linux guest that the VMM under test boots), in $KIT_DIR/l2:
 #   bzImage      Debian's linux-image-amd64 kernel
 #   vmlinux      the same kernel uncompressed (ELF with the PVH entry note)
-#   initrd.cpio  busybox, the e1000/virtio/ata_piix modules, iperf3, fio and
-#                an init (scripts/guest/init-l2) driven by the command line
+#   initrd.cpio  busybox, the e1000/virtio/ata_piix modules, iperf3 and an
+#                init (scripts/guest/init-l2) driven by the command line
+#   initrd-fio.cpio  the same followed by a second archive with fio and its
+#                libraries (80 MB: only the disk tests pay for it)
 # L1 base (the nested KVM host used where /dev/kvm cannot run Linux), in
 # $KIT_DIR/l1:
 #   bzImage      the same kernel
@@ -25,7 +27,6 @@ here=$(cd "$(dirname "$0")" && pwd)
 KIT_DIR=${KIT_DIR:-$KIT_CACHE/kit}
 kernel_pkg=$(kit_kernel_package)
 [ -n "$kernel_pkg" ] || kit_die "apt does not know $KIT_KERNEL_PKG (run apt-get update)"
-L2_TOOLS=(iperf3 fio)
 L1_TOOLS=(iperf3 fio iproute2)
 mapfile -t closure < <(kit_closure "${L1_TOOLS[@]}")
 KIT_PACKAGES=("$kernel_pkg" busybox-static "${closure[@]}")
@@ -68,11 +69,18 @@ mkdir -p "$l2"
 kit_base_root "$sysroot" "$l2root"
 kit_copy_modules "$sysroot" "$l2root" e1000 virtio_pci virtio_net virtio_blk \
     ata_piix ata_generic sd_mod
-for tool in usr/bin/iperf3 usr/bin/fio; do kit_copy_elf "$sysroot" "$tool" "$l2root"; done
+kit_copy_elf "$sysroot" usr/bin/iperf3 "$l2root"
 install -m 755 "$here/guest/init-l2" "$l2root/init"
 cp "$bzimage" "$l2/bzImage"
 extract_vmlinux "$bzimage" "$l2/vmlinux"
 kit_cpio "$l2root" "$l2/initrd.cpio"
+# The fio layer: only what the base lacks. The kernel unpacks concatenated
+# archives one after the other into the same root.
+fioroot=$work/fioroot
+kit_copy_elf "$sysroot" usr/bin/fio "$fioroot"
+(cd "$l2root" && find . -type f) | (cd "$fioroot" && xargs rm -f)
+kit_cpio "$fioroot" "$work/fio.cpio"
+cat "$l2/initrd.cpio" "$work/fio.cpio" > "$l2/initrd-fio.cpio"
 
 # ---- L1 base ----
 l1=$work/l1; l1root=$work/l1root
@@ -84,7 +92,7 @@ for tool in usr/bin/iperf3 usr/bin/fio bin/ip; do kit_copy_elf "$sysroot" "$tool
 ln -sf /bin/ip "$l1root/sbin/ip"
 install -m 755 "$here/guest/init-l1" "$l1root/init"
 mkdir -p "$l1root/kit"
-cp "$l2/bzImage" "$l2/vmlinux" "$l2/initrd.cpio" "$l1root/kit/"
+cp "$l2/bzImage" "$l2/vmlinux" "$l2/initrd.cpio" "$l2/initrd-fio.cpio" "$l1root/kit/"
 cp "$bzimage" "$l1/bzImage"
 kit_cpio "$l1root" "$l1/base.cpio"
 

@@ -23,6 +23,8 @@
 #include "kvm-internal.h"
 
 #define SIG_KICK SIGUSR1
+#define MSR_IA32_MISC_ENABLE    0x1a0
+#define MISC_ENABLE_FAST_STRING (1ULL << 0)
 #define MAX_VCPUS 255
 
 typedef struct VCPU {
@@ -74,6 +76,17 @@ static bool vcpu_create(VCPU *cpu, struct kvm_cpuid2 *supported, Error **errp)
     }
     if (ioctl(cpu->fd, KVM_SET_CPUID2, cpu->cpuid) < 0) {
         error_setg_errno(errp, errno, "KVM_SET_CPUID2 on vCPU %u", cpu->index);
+        return false;
+    }
+    /* IA32_MISC_ENABLE with fast string operations on, as firmware leaves
+     * it (and as QEMU sets it): Linux uses it to pick its memcpy. */
+    struct {
+        struct kvm_msrs hdr;
+        struct kvm_msr_entry entry;
+    } msrs = { .hdr.nmsrs = 1, .entry = { .index = MSR_IA32_MISC_ENABLE,
+                                          .data = MISC_ENABLE_FAST_STRING } };
+    if (ioctl(cpu->fd, KVM_SET_MSRS, &msrs) != 1) {
+        error_setg_errno(errp, errno, "KVM_SET_MSRS on vCPU %u", cpu->index);
         return false;
     }
     /* x87 and SSE control words as after RESET (SDM vol. 1, 8.1 and 10.2). */

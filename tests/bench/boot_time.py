@@ -7,7 +7,10 @@ alternating, R rounds each. Reported: median milliseconds from starting
 the VMM to the kit's KIT-READY marker, and the VMM's resident memory at
 that moment, with the ratios ours/QEMU. Not a pass/fail test.
 
-  tests/bench/boot_time.py [--rounds R] [--smp N]
+  tests/bench/boot_time.py [--rounds R] [--smp N] [--kernel bzImage|vmlinux]
+
+--kernel vmlinux boots the uncompressed kernel through its PVH entry (both
+VMMs support it) instead of the bzImage.
 """
 
 import argparse
@@ -30,10 +33,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--smp", type=int, default=1)
+    ap.add_argument("--kernel", choices=["bzImage", "vmlinux"], default="bzImage")
     args = ap.parse_args()
     subprocess.run(["make", "-s", "-C", str(REPO)], check=True, stdout=subprocess.DEVNULL)
     ours = str(REPO / "build/qemu-system-x86_64")
-    guest = kvmhost.l2_args(None, smp=args.smp, exit_port=False)
+    guest = kvmhost.l2_args(None, smp=args.smp, exit_port=False, kernel=args.kernel)
     lines = ['OURS=$VMM']
     for _ in range(args.rounds):
         for who, vmm in (("ours", '"$OURS"'), ("qemu", '"$BENCH_FILES/qemu"')):
@@ -47,8 +51,8 @@ def main():
         sys.exit(f"missing results; output:\n{outcome.output}")
     med = {who: (statistics.median(m for m, _ in s), statistics.median(r for _, r in s))
            for who, s in samples.items()}
-    print(f"boot to KIT-READY on the bench ({kvmhost.host_mode()}), -smp {args.smp}, "
-          f"{args.rounds} rounds, medians")
+    print(f"boot to KIT-READY on the bench ({kvmhost.host_mode()}), {args.kernel}, "
+          f"-smp {args.smp}, {args.rounds} rounds, medians")
     for who in ("ours", "qemu"):
         print(f"  {who:5s} {med[who][0]:7.0f} ms  RSS {med[who][1] / 1024:7.1f} MiB")
     print(f"  ratio ours/qemu: time {med['ours'][0] / med['qemu'][0]:.2f}, "

@@ -41,7 +41,7 @@ kill "$(cat "$WORK/iperf.pid")"
 """, qemu, limit=200),
         Fragment("fio_ide", f"""
 truncate -s 64M "$WORK/disk.raw"
-guest_run disk 200 {l2_args(FIO_GUEST, extra=["-drive", '"file=$WORK/disk.raw,format=raw,if=ide"'])}
+guest_run disk 200 {l2_args(FIO_GUEST, initrd="initrd-fio.cpio", extra=["-drive", '"file=$WORK/disk.raw,format=raw,if=ide"'])}
 echo "host-sees-data=$(tr -d '\\000' < "$WORK/disk.raw" | head -c 1 | wc -c)"
 """, qemu, limit=240),
         # A guest that panics must fail its test with the console shown...

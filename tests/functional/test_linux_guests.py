@@ -25,9 +25,11 @@ REBOOT_TWICE = (
     "echo first-boot; reboot -f")
 
 
-def boot(name, vmm, *, smp, lock, command=REPORT, append="", limit=180, no_reboot=True):
-    args = l2_args(command, smp=smp, extra=[f"-machine pc,device-lock={lock},lock-stats=on"],
-                   append=f"kit.halt=reboot {append}", no_reboot=no_reboot)
+def boot(name, vmm, *, smp, lock, command=REPORT, append="", limit=180, no_reboot=True,
+         kernel="bzImage", extra=()):
+    args = l2_args(command, smp=smp,
+                   extra=[f"-machine pc,device-lock={lock},lock-stats=on", *extra],
+                   append=f"kit.halt=reboot {append}", no_reboot=no_reboot, kernel=kernel)
     return Fragment(name, f"guest_run boot {limit} {args}", vmm, limit=limit + 30)
 
 
@@ -38,6 +40,11 @@ def runs(our_vmm):
         boot("smp2_on", our_vmm, smp=2, lock="on"),
         boot("smp4_on", our_vmm, smp=4, lock="on"),
         boot("smp1_off", our_vmm, smp=1, lock="off"),
+        # The uncompressed vmlinux through its PVH entry point.
+        boot("pvh_smp2", our_vmm, smp=2, lock="on", kernel="vmlinux"),
+        # -cpu reaches the guest's CPUID.
+        boot("cpu_model", our_vmm, smp=1, lock="on", extra=["-cpu qemu64,+popcnt,vendor=PdlTestCPU42"],
+             command="grep -m1 vendor_id /proc/cpuinfo; grep -m1 -o -w popcnt /proc/cpuinfo; exit 0"),
         boot("smp2_off", our_vmm, smp=2, lock="off"),
         boot("long_cmdline", our_vmm, smp=1, lock="on", append=LONG_WORD,
              command="cat /proc/cmdline"),
@@ -51,7 +58,7 @@ def runs(our_vmm):
 
 
 @pytest.mark.parametrize("name,smp", [("smp1_on", 1), ("smp2_on", 2), ("smp4_on", 4),
-                                      ("smp1_off", 1), ("smp2_off", 2)])
+                                      ("smp1_off", 1), ("smp2_off", 2), ("pvh_smp2", 2)])
 def test_linux_boots_and_sees_machine(runs, name, smp):
     guest = expect_guest(runs[name], "boot", exit_status=5, vmm_status=(5 << 1) | 1,
                          contains=[f"^cpus={smp}$", "^hello-from-linux$"])
@@ -87,3 +94,8 @@ def test_guest_reboot_resets_and_boots_again(runs):
     guest = expect_guest(runs["reset"], "boot", exit_status=0, vmm_status=1,
                          contains=["^first-boot$", "^second-boot$"])
     assert guest.log.count("KIT-READY") == 2, guest.log
+
+
+def test_cpu_model_options_reach_the_guest(runs):
+    expect_guest(runs["cpu_model"], "boot", exit_status=0,
+                 contains=[r"^vendor_id\s*: PdlTestCPU42$", "^popcnt$"])

@@ -233,10 +233,12 @@ def run_batch(fragments, mode=None, logdir=None, files=None):
 # ---- Helpers for tests that boot the L2 kit ----
 
 def l2_args(command=None, *, smp=1, mem="512M", extra=(), append="", exit_port=True,
-            no_reboot=True):
+            no_reboot=True, kernel="bzImage", initrd="initrd.cpio"):
     """VMM arguments, as shell text for a fragment, that boot the L2 kit.
 
     command runs in the guest (kit.cmd); without one the guest runs a shell.
+    kernel is the kit's bzImage or its vmlinux (PVH entry); initrd is its
+    initrd.cpio or initrd-fio.cpio (the same plus fio).
     extra holds further VMM arguments as shell words, inserted as they are
     (quote them yourself; "$WORK/disk.raw" expands on the host).
     With exit_port the command's status also reaches the VMM's exit status
@@ -254,7 +256,7 @@ def l2_args(command=None, *, smp=1, mem="512M", extra=(), append="", exit_port=T
         # One shell word: the quoted parameters, then kit.cmd computed in L1.
         append_word += f'" $(kit_cmd {shlex.quote(command)})"'
     return (" ".join([*(shlex.quote(a) for a in args), *extra])
-            + ' -kernel "$KIT/bzImage" -initrd "$KIT/initrd.cpio" -append ' + append_word)
+            + f' -kernel "$KIT/{kernel}" -initrd "$KIT/{initrd}" -append ' + append_word)
 
 
 def expect_guest(outcome, guest_name, *, exit_status=None, vmm_status=None, contains=()):

@@ -54,7 +54,8 @@ def main():
     print(f"boot to KIT-READY on the bench ({kvmhost.host_mode()}), {args.kernel}, "
           f"-smp {args.smp}, {args.rounds} rounds, medians")
     for who in ("ours", "qemu"):
-        print(f"  {who:5s} {med[who][0]:7.0f} ms  RSS {med[who][1] / 1024:7.1f} MiB")
+        runs = ", ".join(f"{ms}" for ms, _ in samples[who])
+        print(f"  {who:5s} {med[who][0]:7.0f} ms  RSS {med[who][1] / 1024:7.1f} MiB   (ms: {runs})")
     print(f"  ratio ours/qemu: time {med['ours'][0] / med['qemu'][0]:.2f}, "
           f"RSS {med['ours'][1] / med['qemu'][1]:.2f}")
 

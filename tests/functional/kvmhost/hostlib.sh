@@ -20,6 +20,10 @@
 # LIMIT seconds: a hung VMM may ignore SIGTERM.
 guest_start() {
     _name=$1 _limit=$2; shift 2
+    # A name may be reused: nothing of an earlier run may be mistaken for
+    # this one's (its marker, its exit status).
+    rm -f "$WORK/$_name".log "$WORK/$_name".rc "$WORK/$_name".killed "$WORK/$_name".pid
+    : > "$WORK/$_name.log"
     (
         "$VMM" "$@" < /dev/null > "$WORK/$_name.log" 2>&1 &
         _pid=$!

@@ -45,6 +45,13 @@ def runs(our_vmm, tiny_kernels):
     return kvmhost.run_batch(frags, mode="direct")
 
 
+def tiny_guest(runs, vmm, kind):
+    """The console of one run, or a skip where the reference is missing."""
+    if f"{vmm}_{kind}" not in runs:
+        pytest.skip("Debian's qemu-system-x86 is not installed")
+    return runs[f"{vmm}_{kind}"].guest("tiny")
+
+
 def mmap_entries(log):
     return [(int(base, 16), int(length, 16), int(kind))
             for base, length, kind in re.findall(r"^tiny: mmap (\S+) (\S+) (\d+)$", log, re.M)]
@@ -52,9 +59,7 @@ def mmap_entries(log):
 
 @pytest.mark.parametrize("vmm", ["ours", "reference"])
 def test_tiny_guest_prints_memory_map_and_cmdline(runs, vmm):
-    if f"{vmm}_basic" not in runs:
-        pytest.skip("Debian's qemu-system-x86 is not installed")
-    guest = runs[f"{vmm}_basic"].guest("tiny")
+    guest = tiny_guest(runs, vmm, "basic")
     assert "tiny: hello" in guest.log, guest.log
     # Multiboot: the command line is the kernel's path, then -append's text.
     assert re.search(r"^tiny: cmdline=\S*tiny\.elf hello world exit=42$", guest.log, re.M), guest.log
@@ -68,18 +73,14 @@ def test_tiny_guest_prints_memory_map_and_cmdline(runs, vmm):
 
 @pytest.mark.parametrize("vmm", ["ours", "reference"])
 def test_tiny_guest_wakes_second_vcpu(runs, vmm):
-    if f"{vmm}_smp" not in runs:
-        pytest.skip("Debian's qemu-system-x86 is not installed")
-    guest = runs[f"{vmm}_smp"].guest("tiny")
+    guest = tiny_guest(runs, vmm, "smp")
     assert "tiny: cpu 0 up" in guest.log and "tiny: cpu 1 up" in guest.log, guest.log
     assert guest.rc == (3 << 1) | 1, guest.log
 
 
 @pytest.mark.parametrize("vmm", ["ours", "reference"])
 def test_tiny_guest_reset_boots_again(runs, vmm):
-    if f"{vmm}_reboot" not in runs:
-        pytest.skip("Debian's qemu-system-x86 is not installed")
-    guest = runs[f"{vmm}_reboot"].guest("tiny")
+    guest = tiny_guest(runs, vmm, "reboot")
     assert guest.log.count("tiny: hello") == 2, guest.log
     assert "tiny: resetting" in guest.log and "tiny: second boot" in guest.log, guest.log
     # Both vCPUs come back after the reset.

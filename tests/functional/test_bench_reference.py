@@ -22,7 +22,7 @@ BOOT_CHECK = 'echo cpus=$(nproc); echo hello-from-l2; exit 7'
 IPERF_GUEST = ("iperf3 -c 10.0.2.2 -t 3 -f m && iperf3 -c 10.0.2.2 -t 3 -f m -R")
 FIO_GUEST = (
     "i=0; while [ ! -b /dev/sda ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; "
-    "fio --name=verify --filename=/dev/sda --rw=randwrite --bs=4k --size=16M "
+    "fio --name=verify --filename=/dev/sda --rw=randwrite --bs=4k --size=8M "
     "--ioengine=psync --direct=1 --verify=crc32c --do_verify=1")
 
 

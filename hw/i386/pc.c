@@ -30,14 +30,14 @@
 static const struct {
     uint16_t iobase;
     unsigned gsi;
-} com_ports[4] = { { 0x3f8, 4 }, { 0x2f8, 3 }, { 0x3e8, 4 }, { 0x2e8, 3 } };
+} com_ports[] = { { 0x3f8, 4 }, { 0x2f8, 3 }, { 0x3e8, 4 }, { 0x2e8, 3 } };
 
 typedef struct PCMachine {
     const MachineConfig *cfg;
     GuestMemory mem;
     E820Table e820;
     MemoryRegion ram_low, ram_high;
-    Chardev *serial_backends[4];
+    Chardev *serial_backends[G_N_ELEMENTS(com_ports)];
 } PCMachine;
 
 static PCMachine pc;

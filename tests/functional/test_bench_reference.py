@@ -104,7 +104,7 @@ def test_tiny_guest_runs_directly_on_local_kvm(tiny_kernels):
     frag = Fragment("tiny_direct", f"guest_run tiny 60 -accel kvm -nographic -no-reboot "
                                    f"-device isa-debug-exit,iobase=0xf4,iosize=4 "
                                    f"-kernel {tiny_kernels}/hello.elf",
-                    REFERENCE, limit=90)
+                    REFERENCE, limit=90, up_marker="tiny-hello")
     outcome = kvmhost.run_batch([frag], mode="direct")["tiny_direct"]
     guest = outcome.guest("tiny")
     assert "tiny-hello" in guest.log and guest.rc == 11, guest.log

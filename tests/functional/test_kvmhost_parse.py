@@ -55,3 +55,15 @@ def test_retry_only_for_hangs():
     assert "never came back" in kvmhost._needs_retry(frag, out["gamma"])
     assert kvmhost._needs_retry(kvmhost.Fragment("x", "", "/bin/true", retry_on_timeout=False),
                                 out["beta"]) is None
+
+
+def test_retry_for_a_guest_that_never_came_up():
+    frag = kvmhost.Fragment("x", "", "/bin/true")
+    early = kvmhost.parse_batch("@@TEST-BEGIN e\n@@GUEST-BEGIN g\nSeaBIOS\n"
+                                "@@GUEST-END g rc=0\n@@TEST-END e rc=0\n")["e"]
+    assert "early boot" in kvmhost._needs_retry(frag, early)
+    assert kvmhost._needs_retry(kvmhost.Fragment("x", "", "/bin/true", up_marker=None),
+                                early) is None
+    panicked = kvmhost.parse_batch("@@TEST-BEGIN p\n@@GUEST-BEGIN g\nKernel panic - x\n"
+                                   "@@GUEST-END g rc=0\n@@TEST-END p rc=0\n")["p"]
+    assert kvmhost._needs_retry(frag, panicked) is None

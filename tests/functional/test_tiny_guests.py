@@ -33,14 +33,14 @@ def runs(our_vmm, tiny_kernels):
         frags += [
             Fragment(f"{name}_basic", f"guest_run tiny 60 -accel kvm -m 64M -nographic -no-reboot "
                                       f"{EXIT} -kernel {elf} -append 'hello world exit=42'",
-                     vmm, limit=90),
+                     vmm, limit=90, up_marker="tiny: hello"),
             Fragment(f"{name}_smp", f"guest_run tiny 60 -accel kvm -m 64M -smp 2 -nographic "
                                     f"-no-reboot {EXIT} -kernel {elf} -append 'smp exit=3'",
-                     vmm, limit=90),
+                     vmm, limit=90, up_marker="tiny: hello"),
             # No -no-reboot: the keyboard controller's reset boots it again.
             Fragment(f"{name}_reboot", f"guest_run tiny 60 -accel kvm -m 64M -smp 2 -nographic "
                                        f"{EXIT} -kernel {elf} -append 'smp reboot exit=5'",
-                     vmm, limit=90),
+                     vmm, limit=90, up_marker="tiny: hello"),
         ]
     return kvmhost.run_batch(frags, mode="direct")
 

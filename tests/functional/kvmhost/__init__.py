@@ -12,9 +12,10 @@ output is parsed back into one Outcome per fragment, with each guest's
 console log, so that the Python tests decide pass or fail.
 
 Retry policy (the nested bench has hangs of its own, about one two-vCPU L2
-boot in fifty): a fragment whose result never came back (L1 hung or died), or
-one whose guest was killed at its time limit without a kernel panic, is run
-once more in a second batch. The second result is final, and every retry is
+boot in fifty): a fragment whose result never came back (L1 hung or died),
+one whose guest was killed at its time limit without a kernel panic, or one
+whose guest ended before its system was up (Fragment.up_marker) without a
+panic, is run once more in a second batch. The second result is final, and every retry is
 recorded (Outcome.retried, RETRIES) and printed at the end of the test
 session, so CI never turns green or red by luck without saying so. A guest
 that ends wrongly (panic, wrong output, wrong status) is never retried.
@@ -66,6 +67,11 @@ class Fragment:
     # A fragment that expects its guest to be killed at the limit must not
     # be retried for it.
     retry_on_timeout: bool = True
+    # What a guest prints once its system is up. A guest that ended without
+    # it and without a panic died in early boot, which the nested bench
+    # does on its own now and then (an L2 that resets before its kernel
+    # prints anything, under either VMM): retried once. None: no such check.
+    up_marker: str | None = "KIT-READY"
 
 
 @dataclasses.dataclass
@@ -191,6 +197,8 @@ def _needs_retry(frag, outcome):
     for guest in outcome.guests.values():
         if guest.killed and not guest.panicked() and frag.retry_on_timeout:
             return f"guest {guest.name} was killed at its time limit"
+        if frag.up_marker and frag.up_marker not in guest.log and not guest.panicked():
+            return f"guest {guest.name} ended in early boot (VMM status {guest.rc})"
     return None
 
 

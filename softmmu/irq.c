@@ -7,8 +7,11 @@
  * order. No device lock is involved; any thread may call these.
  */
 #include <pthread.h>
+#include <inttypes.h>
+#include <stdatomic.h>
 #include <glib.h>
 #include "hw/irq.h"
+#include "qemu/log.h"
 
 typedef struct IrqLine {
     pthread_mutex_t lock;
@@ -19,6 +22,7 @@ typedef struct IrqLine {
 
 static IrqLine lines[IRQ_MAX_GSI];
 static IrqBackend backend;
+static atomic_uint_fast64_t msis_sent;
 static pthread_once_t lines_once = PTHREAD_ONCE_INIT;
 
 static void lines_init(void)
@@ -90,4 +94,26 @@ void irq_reset_all(void)
         line->level = false;
         pthread_mutex_unlock(&line->lock);
     }
+}
+
+/* The LAPIC's message window (Intel SDM 10.11.1): address bits 31-20. */
+#define MSI_ADDRESS_WINDOW_MASK 0xfff00000ULL
+#define MSI_ADDRESS_WINDOW      0xfee00000ULL
+
+void msi_send_message(uint64_t address, uint32_t data)
+{
+    if ((address & MSI_ADDRESS_WINDOW_MASK) != MSI_ADDRESS_WINDOW) {
+        qemu_log_mask(LOG_GUEST_ERROR, "MSI to 0x%" PRIx64 " (data 0x%x) is outside the LAPIC "
+                             "window 0xfee00000: dropped\n", address, data);
+        return;
+    }
+    atomic_fetch_add(&msis_sent, 1);
+    if (backend.send_msi) {
+        backend.send_msi(backend.opaque, address, data);
+    }
+}
+
+uint64_t msi_sent_count(void)
+{
+    return atomic_load(&msis_sent);
 }

@@ -4,6 +4,7 @@
  * kvm-vcpu.c.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -25,6 +26,18 @@ static void kvm_irq_set_level(void *opaque, unsigned gsi, bool level)
     struct kvm_irq_level irq = { .irq = gsi, .level = level };
     if (ioctl(kvm_state.vm_fd, KVM_IRQ_LINE, &irq) < 0) {
         error_report("KVM_IRQ_LINE %u: %s", gsi, strerror(errno));
+    }
+}
+
+static void kvm_send_msi(void *opaque, uint64_t address, uint32_t data)
+{
+    struct kvm_msi msi = {
+        .address_lo = (uint32_t)address, .address_hi = (uint32_t)(address >> 32), .data = data,
+    };
+    /* 0 means the guest's LAPICs blocked it (e.g. no destination): as on
+     * real hardware, the message is lost. */
+    if (ioctl(kvm_state.vm_fd, KVM_SIGNAL_MSI, &msi) < 0) {
+        error_report("KVM_SIGNAL_MSI 0x%" PRIx64 "/0x%x: %s", address, data, strerror(errno));
     }
 }
 
@@ -142,6 +155,7 @@ bool kvm_init(bool pit, Error **errp)
         { KVM_CAP_SET_TSS_ADDR, "TSS address" },
         { KVM_CAP_EXT_CPUID, "CPUID2" },
         { KVM_CAP_IRQ_ROUTING, "GSI routing" },
+        { KVM_CAP_SIGNAL_MSI, "MSI injection" },
         { KVM_CAP_IMMEDIATE_EXIT, "immediate exit" },
     };
     for (size_t i = 0; i < G_N_ELEMENTS(required); i++) {
@@ -159,7 +173,7 @@ bool kvm_init(bool pit, Error **errp)
     if (!kvm_create_vm(errp)) {
         return false;
     }
-    irq_set_backend(&(IrqBackend) { .set_level = kvm_irq_set_level });
+    irq_set_backend(&(IrqBackend) { .set_level = kvm_irq_set_level, .send_msi = kvm_send_msi });
     return true;
 }
 

@@ -15,9 +15,11 @@
 
 #define IRQ_MAX_GSI 24
 
-/* Backend that delivers a line level (KVM_IRQ_LINE). */
+/* Backend that delivers a line level (KVM_IRQ_LINE) and a message-signalled
+ * interrupt (KVM_SIGNAL_MSI). */
 typedef struct IrqBackend {
     void (*set_level)(void *opaque, unsigned gsi, bool level);
+    void (*send_msi)(void *opaque, uint64_t address, uint32_t data);
     void *opaque;
 } IrqBackend;
 
@@ -33,6 +35,12 @@ IrqSource irq_source_claim(unsigned gsi);
 void irq_source_set(IrqSource src, bool level);
 /* Current level of a line (the OR of its sources), for tests. */
 bool irq_line_level(unsigned gsi);
+/* Deliver an MSI (address/data as the guest programmed them); any thread,
+ * no lock needed. Messages not aimed at the LAPIC window 0xfeexxxxx are
+ * dropped and logged as a guest error. Counted for tests. */
+void msi_send_message(uint64_t address, uint32_t data);
+uint64_t msi_sent_count(void);
+
 /* Drop every source's level (machine reset). */
 void irq_reset_all(void);
 

@@ -1,0 +1,47 @@
+/*
+ * MSI and MSI-X for PCI functions (PCI Local Bus Specification 3.0, 6.8).
+ *
+ * Messages are delivered with msi_send_message() (hw/irq.h), which needs no
+ * lock. All functions here are called with the function's device lock held.
+ */
+#ifndef HW_PCI_MSI_H
+#define HW_PCI_MSI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "hw/pci/pci.h"
+
+/* ---- MSI: a capability in config space ---- */
+
+/* Add an MSI capability with nr_vectors (1, 2, 4, 8, 16 or 32) vectors,
+ * 64-bit addresses and per-vector masking. Returns the capability offset. */
+uint8_t msi_init(PCIDevice *dev, unsigned nr_vectors);
+bool msi_enabled(const PCIDevice *dev);
+/* Send vector (< the number the guest enabled); a masked vector is left
+ * pending and sent when the guest unmasks it. Vectors out of range are
+ * dropped and logged. */
+void msi_notify(PCIDevice *dev, unsigned vector);
+
+/* ---- MSI-X: a capability plus the table and PBA in a BAR of their own ---- */
+
+#define MSIX_TABLE_ENTRY_SIZE   16
+#define MSIX_MAX_VECTORS        2048
+
+/* Add an MSI-X capability with nr_vectors (1..2048) and register BAR
+ * bar_nr (32-bit memory, owned by dev) holding the table at offset 0 and
+ * the PBA at the first 4 KiB boundary after it. Every vector starts
+ * masked. Returns the capability offset. */
+uint8_t msix_init(PCIDevice *dev, unsigned nr_vectors, unsigned bar_nr);
+bool msix_enabled(const PCIDevice *dev);
+bool msix_vector_masked(const PCIDevice *dev, unsigned vector);
+/* Send vector; a masked vector (or a masked function) sets its PBA bit and
+ * is sent when unmasked. Vectors out of range are dropped and logged. */
+void msix_notify(PCIDevice *dev, unsigned vector);
+
+/* Called by the PCI core (config writes, reset); not for device models. */
+void msi_config_written(PCIDevice *dev, uint32_t offset, unsigned len);
+void msix_config_written(PCIDevice *dev, uint32_t offset, unsigned len);
+void msi_reset(PCIDevice *dev);
+void msix_reset(PCIDevice *dev);
+
+#endif

@@ -201,6 +201,53 @@ static struct kvm_segment flat_segment(uint16_t selector, bool code, bool long_m
     };
 }
 
+/* A real-mode segment as after INIT: base = selector * 16, 64 KiB limit. */
+static struct kvm_segment real_mode_segment(uint16_t selector, bool code)
+{
+    return (struct kvm_segment) {
+        .base = (uint64_t)selector << 4, .limit = 0xffff, .selector = selector,
+        .type = code ? 0xb : 0x3, .present = 1, .s = 1,
+    };
+}
+
+static void boot_state_to_sregs(const BootCpuState *boot, struct kvm_sregs *sregs)
+{
+    bool long_mode = boot->mode == BOOT_CPU_LONG64;
+    if (boot->mode == BOOT_CPU_REAL16) {
+        sregs->cs = real_mode_segment(boot->code_selector, true);
+        sregs->ds = sregs->es = sregs->fs = sregs->gs = sregs->ss =
+            real_mode_segment(boot->data_selector, false);
+    } else {
+        sregs->cs = flat_segment(boot->code_selector, true, long_mode);
+        sregs->ds = sregs->es = sregs->fs = sregs->gs = sregs->ss =
+            flat_segment(boot->data_selector, false, long_mode);
+    }
+    /* VMX entry insists on a usable TR even if the guest never uses it. */
+    sregs->tr = (struct kvm_segment) { .limit = 0xffff, .type = 0xb, .present = 1 };
+    sregs->ldt = (struct kvm_segment) { .type = 0x2, .present = 1, .limit = 0xffff, .unusable = 1 };
+    sregs->gdt.base = boot->gdt_base;
+    sregs->gdt.limit = boot->gdt_limit;
+    sregs->idt.base = 0;
+    sregs->idt.limit = boot->mode == BOOT_CPU_REAL16 ? 0x3ff : 0;
+    sregs->cr3 = 0;
+    sregs->cr4 = 0;
+    sregs->efer = 0;
+    switch (boot->mode) {
+    case BOOT_CPU_REAL16:
+        sregs->cr0 = 0x10;          /* ET */
+        break;
+    case BOOT_CPU_PROTECTED32:
+        sregs->cr0 = 0x11;          /* ET PE */
+        break;
+    case BOOT_CPU_LONG64:
+        sregs->cr0 = 0x80050033;    /* PG WP NE ET MP PE */
+        sregs->cr3 = boot->cr3;
+        sregs->cr4 = 0x20;          /* PAE */
+        sregs->efer = 0x500;        /* LMA LME */
+        break;
+    }
+}
+
 bool kvm_set_boot_state(const BootCpuState *boot, Error **errp)
 {
     VCPU *cpu = &vcpus[0];
@@ -209,28 +256,7 @@ bool kvm_set_boot_state(const BootCpuState *boot, Error **errp)
         error_setg_errno(errp, errno, "KVM_GET_SREGS");
         return false;
     }
-    bool long_mode = boot->mode == BOOT_CPU_LONG64;
-    sregs.cs = flat_segment(boot->code_selector, true, long_mode);
-    sregs.ds = sregs.es = sregs.fs = sregs.gs = sregs.ss =
-        flat_segment(boot->data_selector, false, long_mode);
-    /* VMX entry insists on a usable TR even if the guest never uses it. */
-    sregs.tr = (struct kvm_segment) { .limit = 0xffff, .type = 0xb, .present = 1 };
-    sregs.ldt = (struct kvm_segment) { .type = 0x2, .present = 1, .limit = 0xffff, .unusable = 1 };
-    sregs.gdt.base = boot->gdt_base;
-    sregs.gdt.limit = boot->gdt_limit;
-    sregs.idt.base = 0;
-    sregs.idt.limit = 0;
-    if (long_mode) {
-        sregs.cr0 = 0x80050033;     /* PG WP NE ET MP PE */
-        sregs.cr3 = boot->cr3;
-        sregs.cr4 = 0x20;           /* PAE */
-        sregs.efer = 0x500;         /* LMA LME */
-    } else {
-        sregs.cr0 = 0x11;           /* ET PE */
-        sregs.cr3 = 0;
-        sregs.cr4 = 0;
-        sregs.efer = 0;
-    }
+    boot_state_to_sregs(boot, &sregs);
     struct kvm_regs regs = {
         .rip = boot->rip, .rax = boot->rax, .rbx = boot->rbx, .rsi = boot->rsi,
         .rsp = boot->rsp, .rflags = 0x2,

@@ -14,6 +14,10 @@
 #define MP_IOAPIC_VERSION       0x11    /* the 82093AA-style IOAPIC KVM emulates */
 #define MP_APIC_ID_ALL          0xff    /* a local interrupt entry for every CPU */
 #define MP_ISA_BUS_ID           0
+#define MP_PCI_BUS_ID           1       /* Linux numbers PCI buses in entry order: bus 0 */
+#define MP_PCI_FIRST_SLOT       1       /* slot 0, the host bridge, interrupts nobody */
+#define MP_PCI_PINS             4
+#define MP_PCI_ROUTES           ((PCI_SLOT_MAX - MP_PCI_FIRST_SLOT) * MP_PCI_PINS)
 #define MP_ISA_IRQS             16
 #define MP_ISA_CASCADE_IRQ      2       /* the 8259 cascade: no IOAPIC pin */
 #define MP_PIT_IRQ              0
@@ -37,6 +41,7 @@ enum {
 #define MP_CPU_BOOT_PROCESSOR   0x02
 #define MP_IOAPIC_ENABLED       0x01
 #define MP_IRQ_FLAGS_CONFORM    0x0000  /* polarity and trigger of the bus (ISA: edge, high) */
+#define MP_IRQ_FLAGS_PCI        0x000f  /* active low (3), level triggered (3 << 2) */
 
 typedef struct __attribute__((packed)) MPFloatingPointer {
     char signature[4];          /* "_MP_" */
@@ -112,12 +117,14 @@ _Static_assert(sizeof(MPInterruptEntry) == 8, "MP interrupt entry is 8 bytes");
 #define MP_CONFIG_TABLE_ADDR     (MPTABLE_ADDR + sizeof(MPFloatingPointer))
 
 /* Bytes of the base configuration table (header and entries) for ncpus. */
-static uint64_t mp_config_table_size(unsigned ncpus)
+static uint64_t mp_config_table_size(const MPTableConfig *cfg)
 {
+    uint64_t pci = cfg->pci_map_irq ?
+        sizeof(MPBusEntry) + MP_PCI_ROUTES * sizeof(MPInterruptEntry) : 0;
     return sizeof(MPConfigHeader) +
-           (uint64_t)ncpus * sizeof(MPProcessorEntry) +
+           (uint64_t)cfg->ncpus * sizeof(MPProcessorEntry) +
            sizeof(MPBusEntry) + sizeof(MPIOAPICEntry) +
-           MP_IO_INTERRUPT_ENTRIES * sizeof(MPInterruptEntry) +
+           MP_IO_INTERRUPT_ENTRIES * sizeof(MPInterruptEntry) + pci +
            MP_LOCAL_INTERRUPT_ENTRIES * sizeof(MPInterruptEntry);
 }
 
@@ -181,15 +188,24 @@ static void mp_append_processors(MPWriter *w, const MPTableConfig *cfg)
     }
 }
 
-static void mp_append_isa_bus_and_ioapic(MPWriter *w, uint8_t ioapic_id)
+static void mp_append_bus(MPWriter *w, uint8_t bus_id, const char type[6])
 {
     MPBusEntry bus = {
         .type = MP_ENTRY_BUS,
-        .bus_id = MP_ISA_BUS_ID,
+        .bus_id = bus_id,
     };
     /* The bus type is blank-padded and not NUL-terminated. */
-    memcpy(bus.bus_type, "ISA   ", sizeof(bus.bus_type));
+    memcpy(bus.bus_type, type, sizeof(bus.bus_type));
     mp_append(w, &bus, sizeof(bus));
+}
+
+static void mp_append_buses_and_ioapic(MPWriter *w, const MPTableConfig *cfg,
+                                       uint8_t ioapic_id)
+{
+    mp_append_bus(w, MP_ISA_BUS_ID, "ISA   ");
+    if (cfg->pci_map_irq) {
+        mp_append_bus(w, MP_PCI_BUS_ID, "PCI   ");
+    }
 
     MPIOAPICEntry ioapic = {
         .type = MP_ENTRY_IOAPIC,
@@ -217,6 +233,25 @@ static void mp_append_isa_irq_routes(MPWriter *w, uint8_t ioapic_id)
             .dest_pin = irq == MP_PIT_IRQ ? MP_PIT_IOAPIC_PIN : irq,
         };
         mp_append(w, &route, sizeof(route));
+    }
+}
+
+/* A PCI source is (slot << 2) | (pin - 1), INTA being pin 1. */
+static void mp_append_pci_irq_routes(MPWriter *w, PCIMapIrqFn map_irq, uint8_t ioapic_id)
+{
+    for (unsigned slot = MP_PCI_FIRST_SLOT; slot < PCI_SLOT_MAX; slot++) {
+        for (unsigned pin = 1; pin <= MP_PCI_PINS; pin++) {
+            MPInterruptEntry route = {
+                .type = MP_ENTRY_IO_INTERRUPT,
+                .interrupt_type = MP_INT_INT,
+                .flags = MP_IRQ_FLAGS_PCI,
+                .source_bus_id = MP_PCI_BUS_ID,
+                .source_bus_irq = (slot << 2) | (pin - 1),
+                .dest_apic_id = ioapic_id,
+                .dest_pin = map_irq(slot, pin),
+            };
+            mp_append(w, &route, sizeof(route));
+        }
     }
 }
 
@@ -283,7 +318,7 @@ bool mptable_build(GuestMemory *mem, const MPTableConfig *cfg, uint8_t *ioapic_i
         return false;
     }
 
-    uint64_t table_size = mp_config_table_size(cfg->ncpus);
+    uint64_t table_size = mp_config_table_size(cfg);
     uint64_t total_size = sizeof(MPFloatingPointer) + table_size;
     if (total_size > MPTABLE_MAX_SIZE) {
         error_setg(errp, "MP table: %u vCPUs need %" PRIu64 " bytes, more than "
@@ -301,8 +336,11 @@ bool mptable_build(GuestMemory *mem, const MPTableConfig *cfg, uint8_t *ioapic_i
     uint8_t *table = dst + sizeof(MPFloatingPointer);
     MPWriter w = { .cursor = table + sizeof(MPConfigHeader) };
     mp_append_processors(&w, cfg);
-    mp_append_isa_bus_and_ioapic(&w, chosen_ioapic_id);
+    mp_append_buses_and_ioapic(&w, cfg, chosen_ioapic_id);
     mp_append_isa_irq_routes(&w, chosen_ioapic_id);
+    if (cfg->pci_map_irq) {
+        mp_append_pci_irq_routes(&w, cfg->pci_map_irq, chosen_ioapic_id);
+    }
     mp_append_local_interrupts(&w);
     g_assert(w.cursor == table + table_size);
 

@@ -10,7 +10,7 @@
 #define BIOS_AREA_START 0xf0000ULL
 #define BIOS_AREA_END   0x100000ULL
 #define MAX_CPUS        255
-#define MAX_ROUTES      32
+#define MAX_ROUTES      160
 
 typedef struct ParsedCpu {
     uint8_t apic_id, apic_version, flags;
@@ -351,6 +351,40 @@ static void test_too_many_cpus(void)
     g_free(g.ram);
 }
 
+static unsigned swizzle_to_gsi(unsigned slot, unsigned pin)
+{
+    return 16 + ((slot + pin - 1) & 3);
+}
+
+/* With a PCI bus: a PCI bus entry after ISA, then after the ISA routes one
+ * level/active-low route per slot 1-31 and pin, to the GSI map_irq names. */
+static void test_pci_routes(void)
+{
+    static const uint32_t ids[] = { 0 };
+    Guest g;
+    guest_init(&g, RAM_1M);
+    MPTableConfig cfg = { .ncpus = 1, .apic_ids = ids, .pci_map_irq = swizzle_to_gsi };
+    Error *err = NULL;
+    g_assert_true(mptable_build(&g.mem, &cfg, NULL, &err));
+
+    ParsedMP mp;
+    parse_mp(&g, &mp);
+    g_assert_cmpuint(mp.nbuses, ==, 2);
+    g_assert_cmpuint(mp.bus_id, ==, 1);
+    g_assert_cmpstr(mp.bus_type, ==, "PCI   ");
+    g_assert_cmpuint(mp.nio_routes, ==, 15 + 31 * 4);
+    for (unsigned i = 15; i < mp.nio_routes; i++) {
+        const ParsedRoute *r = &mp.io_routes[i];
+        unsigned slot = (i - 15) / 4 + 1, pin = (i - 15) % 4 + 1;
+        g_assert_cmpuint(r->bus, ==, 1);
+        g_assert_cmpuint(r->flags, ==, 0xf);
+        g_assert_cmpuint(r->bus_irq, ==, (slot << 2) | (pin - 1));
+        g_assert_cmpuint(r->dest_id, ==, mp.ioapic_id);
+        g_assert_cmpuint(r->dest_pin, ==, swizzle_to_gsi(slot, pin));
+    }
+    g_free(g.ram);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -364,5 +398,6 @@ int main(int argc, char **argv)
     g_test_add_func("/mptable/ioapic-id-overflow", test_ioapic_id_overflow);
     g_test_add_func("/mptable/no-cpus", test_no_cpus);
     g_test_add_func("/mptable/too-many-cpus", test_too_many_cpus);
+    g_test_add_func("/mptable/pci-routes", test_pci_routes);
     return g_test_run();
 }

@@ -43,6 +43,7 @@ void *guest_memory_ptr(const GuestMemory *mem, uint64_t gpa, uint64_t len);
 #define BOOT_STACK_TOP       0x0008f000ULL
 
 typedef enum BootCpuMode {
+    BOOT_CPU_REAL16,        /* real mode at code_selector:rip (S3 resume) */
     BOOT_CPU_PROTECTED32,   /* flat 32-bit protected mode, paging off */
     BOOT_CPU_LONG64,        /* 64-bit long mode, identity-mapped paging */
 } BootCpuMode;

@@ -58,6 +58,8 @@ typedef struct ParseState {
     bool smp_prefer_sockets;
     SmpRequest smp;
     const char *initrd_spelled, *append_spelled;
+    /* -global defaults: device type name -> DeviceConfig of its properties */
+    GHashTable *device_globals;
 } ParseState;
 
 struct CmdlineOption;
@@ -580,9 +582,15 @@ static CmdlineResult apply_cpu_items(ParseState *ps, const OptionUse *use,
 
 /* ---- -device ---- */
 
+typedef enum DevicePropertyKind {
+    DEVICE_PROP_STRING,
+    DEVICE_PROP_UINT,       /* in [min, max], stored in decimal */
+    DEVICE_PROP_PCI_ADDR,   /* SLOT[.FN], stored as the devfn in decimal */
+} DevicePropertyKind;
+
 typedef struct DeviceProperty {
     const char *name;
-    bool is_uint;           /* else any string */
+    DevicePropertyKind kind;
     uint64_t min, max;
     bool has_default;
     uint64_t default_value;
@@ -591,39 +599,70 @@ typedef struct DeviceProperty {
 
 typedef struct DeviceType {
     const char *name;
+    const char *bus;        /* as -device help names it: "ISA" or "PCI" */
     const char *description;
     const DeviceProperty *props;
     size_t n_props;
 } DeviceType;
 
 #define DEVICE_ID_PROPERTY { .name = "id", .help = "name of this device" }
+#define PCI_SLOT_MAX 0x1f
+#define PCI_FUNCTION_MAX 7
 
 static const DeviceProperty isa_debug_exit_properties[] = {
     DEVICE_ID_PROPERTY,
-    { .name = "iobase", .is_uint = true, .max = 0xffff, .has_default = true,
+    { .name = "iobase", .kind = DEVICE_PROP_UINT, .max = 0xffff, .has_default = true,
       .default_value = 0x501, .help = "first I/O port" },
-    { .name = "iosize", .is_uint = true, .min = 1, .max = 0xffff, .has_default = true,
-      .default_value = 2, .help = "number of I/O ports" },
+    { .name = "iosize", .kind = DEVICE_PROP_UINT, .min = 1, .max = 0xffff,
+      .has_default = true, .default_value = 2, .help = "number of I/O ports" },
 };
 
-static const DeviceProperty isa_serial_properties[] = {
+static const DeviceProperty id_only_properties[] = {
     DEVICE_ID_PROPERTY,
 };
 
+static const DeviceProperty pci_device_properties[] = {
+    DEVICE_ID_PROPERTY,
+    { .name = "addr", .kind = DEVICE_PROP_PCI_ADDR,
+      .help = "PCI slot (hex, 0 to 1f) and optional function (0 to 7), e.g. 06.0 or 06 "
+              "(default: the first free slot)" },
+};
+
+#define PROPERTIES(table) table, G_N_ELEMENTS(table)
+
 static const DeviceType device_types[] = {
-    { "isa-debug-exit", "writing V to its port exits with status (V << 1) | 1",
-      isa_debug_exit_properties, G_N_ELEMENTS(isa_debug_exit_properties) },
-    { "isa-serial", "16550A UART at the next free COM port",
-      isa_serial_properties, G_N_ELEMENTS(isa_serial_properties) },
+    { "isa-debug-exit", "ISA", "writing V to its port exits with status (V << 1) | 1",
+      PROPERTIES(isa_debug_exit_properties) },
+    { "isa-serial", "ISA", "16550A UART at the next free COM port",
+      PROPERTIES(id_only_properties) },
+    { "pc-testdev", "ISA", "QEMU's ISA test device (ports 0xe0-0xe7, 0x2000, MMIO 0xff000000)",
+      PROPERTIES(id_only_properties) },
+    { "pci-testdev", "PCI", "QEMU's PCI test device 1b36:0005",
+      PROPERTIES(pci_device_properties) },
+    { "pdl-testdev", "PCI", "our PCI test device 7e57:0001 (MMIO/IO BARs, INTx, MSI, MSI-X, DMA)",
+      PROPERTIES(pci_device_properties) },
 };
 
 static void print_device_types(FILE *out)
 {
     fprintf(out, "Devices that -device accepts:\n");
     for (size_t i = 0; i < G_N_ELEMENTS(device_types); i++) {
-        fprintf(out, "name \"%s\", bus ISA, desc \"%s\"\n", device_types[i].name,
-                device_types[i].description);
+        fprintf(out, "name \"%s\", bus %s, desc \"%s\"\n", device_types[i].name,
+                device_types[i].bus, device_types[i].description);
     }
+}
+
+static const char *device_property_syntax(const DeviceProperty *prop)
+{
+    switch (prop->kind) {
+    case DEVICE_PROP_STRING:
+        return "=<str>";
+    case DEVICE_PROP_UINT:
+        return "=<uint>";
+    case DEVICE_PROP_PCI_ADDR:
+        return "=<slot[.fn]>";
+    }
+    g_assert_not_reached();
 }
 
 static void print_device_properties(FILE *out, const DeviceType *type)
@@ -631,7 +670,7 @@ static void print_device_properties(FILE *out, const DeviceType *type)
     fprintf(out, "%s options:\n", type->name);
     for (size_t i = 0; i < type->n_props; i++) {
         const DeviceProperty *prop = &type->props[i];
-        char *syntax = g_strconcat(prop->name, prop->is_uint ? "=<uint>" : "=<str>", NULL);
+        char *syntax = g_strconcat(prop->name, device_property_syntax(prop), NULL);
         fprintf(out, "  %-20s - %s", syntax, prop->help);
         if (prop->has_default) {
             fprintf(out, " (default: %" PRIu64 ")", prop->default_value);
@@ -675,19 +714,66 @@ static void set_device_uint(DeviceConfig *dev, const char *name, uint64_t value)
     g_hash_table_replace(dev->props, g_strdup(name), g_strdup_printf("%" PRIu64, value));
 }
 
+/* Built-in defaults are filled in by apply_device_defaults() once every
+ * -global has been seen, so that a -global can still override them. */
 static DeviceConfig *device_config_new(const DeviceType *type)
 {
     DeviceConfig *dev = g_new0(DeviceConfig, 1);
     dev->driver = g_strdup(type->name);
     dev->props = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
-    for (size_t i = 0; i < type->n_props; i++) {
-        if (type->props[i].has_default) {
-            set_device_uint(dev, type->props[i].name, type->props[i].default_value);
-        }
-    }
     return dev;
 }
 
+/* A hexadecimal number, with or without 0x, of at most max. */
+static bool parse_hex_field(const char *text, unsigned max, unsigned *value)
+{
+    if (g_str_has_prefix(text, "0x") || g_str_has_prefix(text, "0X")) {
+        text += 2;
+    }
+    if (!*text) {
+        return false;
+    }
+    for (const char *p = text; *p; p++) {
+        if (!g_ascii_isxdigit(*p)) {
+            return false;
+        }
+    }
+    guint64 number;
+    if (!g_ascii_string_to_unsigned(text, 16, 0, max, &number, NULL)) {
+        return false;
+    }
+    *value = number;
+    return true;
+}
+
+/* QEMU's PCI address syntax: SLOT[.FUNCTION], both hexadecimal. */
+static bool parse_pci_addr(const char *text, unsigned *devfn)
+{
+    const char *dot = strchr(text, '.');
+    unsigned slot, function = 0;
+    char *slot_text = dot ? g_strndup(text, dot - text) : g_strdup(text);
+    bool ok = parse_hex_field(slot_text, PCI_SLOT_MAX, &slot) &&
+              (!dot || parse_hex_field(dot + 1, PCI_FUNCTION_MAX, &function));
+    g_free(slot_text);
+    if (ok) {
+        *devfn = (slot << 3) | function;
+    }
+    return ok;
+}
+
+static bool set_device_pci_addr(DeviceConfig *dev, const KeyvalItem *item, Error **errp)
+{
+    unsigned devfn;
+    if (!parse_pci_addr(item->value, &devfn)) {
+        error_setg(errp, "parameter '%s' expects SLOT[.FUNCTION] with SLOT 0 to 1f "
+                   "(hexadecimal) and FUNCTION 0 to 7, not '%s'", item->key, item->value);
+        return false;
+    }
+    set_device_uint(dev, item->key, devfn);
+    return true;
+}
+
+/* Check item's value for its property of type and store it, normalised. */
 static bool set_device_property(DeviceConfig *dev, const DeviceType *type,
                                 const KeyvalItem *item, Error **errp)
 {
@@ -697,20 +783,25 @@ static bool set_device_property(DeviceConfig *dev, const DeviceType *type,
                    type->name, item->key, type->name);
         return false;
     }
-    if (prop->is_uint) {
-        uint64_t value;
+    if (!item->value) {
+        error_setg(errp, "parameter '%s' needs a value", item->key);
+        return false;
+    }
+    uint64_t value;
+    switch (prop->kind) {
+    case DEVICE_PROP_UINT:
         if (!keyval_item_uint(item, prop->min, prop->max, &value, errp)) {
             return false;
         }
         set_device_uint(dev, prop->name, value);
         return true;
+    case DEVICE_PROP_PCI_ADDR:
+        return set_device_pci_addr(dev, item, errp);
+    case DEVICE_PROP_STRING:
+        g_hash_table_replace(dev->props, g_strdup(prop->name), g_strdup(item->value));
+        return true;
     }
-    if (!item->value) {
-        error_setg(errp, "parameter '%s' needs a value", item->key);
-        return false;
-    }
-    g_hash_table_replace(dev->props, g_strdup(prop->name), g_strdup(item->value));
-    return true;
+    g_assert_not_reached();
 }
 
 static const char *device_driver_name(GPtrArray *items)
@@ -755,6 +846,235 @@ static CmdlineResult apply_device_items(ParseState *ps, const OptionUse *use,
         }
     }
     g_ptr_array_add(ps->cfg->devices, dev);
+    return CMDLINE_RUN;
+}
+
+/* ---- -global ---- */
+
+/* QEMU's in-kernel PIT is not a -device, but its one property is commonly
+ * set: "delay" has KVM reinject missed ticks (the default), "discard" not. */
+#define KVM_PIT_DRIVER "kvm-pit"
+#define KVM_PIT_LOST_TICK_POLICY "lost_tick_policy"
+
+static bool set_kvm_pit_global(MachineConfig *cfg, const char *property, const char *value,
+                               Error **errp)
+{
+    if (strcmp(property, KVM_PIT_LOST_TICK_POLICY) != 0) {
+        error_setg(errp, "device '" KVM_PIT_DRIVER "' has no property '%s' (only "
+                   KVM_PIT_LOST_TICK_POLICY ")", property);
+        return false;
+    }
+    if (strcmp(value, "discard") != 0 && strcmp(value, "delay") != 0) {
+        error_setg(errp, KVM_PIT_LOST_TICK_POLICY " must be discard or delay, not '%s'",
+                   value);
+        return false;
+    }
+    cfg->pit_discard_lost_ticks = strcmp(value, "discard") == 0;
+    return true;
+}
+
+/* The defaults that -global gives one device type, kept as a DeviceConfig
+ * of their own until every -device is known. */
+static DeviceConfig *device_globals_of(ParseState *ps, const DeviceType *type)
+{
+    DeviceConfig *globals = g_hash_table_lookup(ps->device_globals, type->name);
+    if (!globals) {
+        globals = device_config_new(type);
+        g_hash_table_insert(ps->device_globals, (gpointer)type->name, globals);
+    }
+    return globals;
+}
+
+static bool set_global(ParseState *ps, const char *driver, const char *property,
+                       const char *value, Error **errp)
+{
+    if (strcmp(driver, KVM_PIT_DRIVER) == 0) {
+        return set_kvm_pit_global(ps->cfg, property, value, errp);
+    }
+    const DeviceType *type = find_device_type(driver);
+    if (!type) {
+        error_setg(errp, "unknown device type '%s' (try -device help)", driver);
+        return false;
+    }
+    if (strcmp(property, "id") == 0) {
+        error_setg(errp, "property 'id' names one device and cannot be set with -global");
+        return false;
+    }
+    /* Checked and normalised now, as if given to -device, so that a bad
+     * value is reported against this -global. */
+    KeyvalItem item = { .key = (char *)property, .value = (char *)value };
+    return set_device_property(device_globals_of(ps, type), type, &item, errp);
+}
+
+/* driver=D,property=P,value=V; each once at most, all three needed. */
+static bool set_global_from_items(ParseState *ps, GPtrArray *items, Error **errp)
+{
+    static const char *const keys[] = { "driver", "property", "value" };
+    const char *values[G_N_ELEMENTS(keys)] = { NULL };
+    for (guint i = 0; i < items->len; i++) {
+        const KeyvalItem *item = item_at(items, i);
+        size_t k = 0;
+        while (k < G_N_ELEMENTS(keys) && strcmp(item->key, keys[k]) != 0) {
+            k++;
+        }
+        if (k == G_N_ELEMENTS(keys) || !item->value) {
+            error_setg(errp, "expected DRIVER.PROPERTY=VALUE or "
+                       "driver=DRIVER,property=PROPERTY,value=VALUE");
+            return false;
+        }
+        values[k] = item->value;
+    }
+    if (!values[0] || !values[1] || !values[2]) {
+        error_setg(errp, "driver, property and value are all required");
+        return false;
+    }
+    return set_global(ps, values[0], values[1], values[2], errp);
+}
+
+/*
+ * As in QEMU, DRIVER.PROPERTY=VALUE takes everything after the first '='
+ * as the value, commas included; anything else is an option string.
+ */
+static CmdlineResult handle_global(ParseState *ps, const OptionUse *use, Error **errp)
+{
+    const char *arg = use->arg;
+    size_t driver_len = strcspn(arg, ".=");
+    if (driver_len > 0 && arg[driver_len] == '.') {
+        const char *property = arg + driver_len + 1;
+        const char *equals = strchr(property, '=');
+        if (equals && equals != property) {
+            char *driver_name = g_strndup(arg, driver_len);
+            char *property_name = g_strndup(property, equals - property);
+            bool ok = set_global(ps, driver_name, property_name, equals + 1, errp);
+            g_free(driver_name);
+            g_free(property_name);
+            return result_of(ok);
+        }
+    }
+    GPtrArray *items = keyval_parse(arg, NULL, errp);
+    if (!items) {
+        return CMDLINE_ERROR;
+    }
+    bool ok = set_global_from_items(ps, items, errp);
+    g_ptr_array_unref(items);
+    return result_of(ok);
+}
+
+/* Fill what a -device left unset: first from -global, then built-in
+ * defaults. Explicit -device properties win whatever the option order. */
+static void apply_device_defaults(ParseState *ps, DeviceConfig *dev)
+{
+    DeviceConfig *globals = g_hash_table_lookup(ps->device_globals, dev->driver);
+    if (globals) {
+        GHashTableIter iter;
+        gpointer name, value;
+        g_hash_table_iter_init(&iter, globals->props);
+        while (g_hash_table_iter_next(&iter, &name, &value)) {
+            if (!g_hash_table_contains(dev->props, name)) {
+                g_hash_table_insert(dev->props, g_strdup(name), g_strdup(value));
+            }
+        }
+    }
+    const DeviceType *type = find_device_type(dev->driver);
+    for (size_t i = 0; i < type->n_props; i++) {
+        const DeviceProperty *prop = &type->props[i];
+        if (prop->has_default && !g_hash_table_contains(dev->props, prop->name)) {
+            set_device_uint(dev, prop->name, prop->default_value);
+        }
+    }
+}
+
+/* ---- -fw_cfg ---- */
+
+#define FW_CFG_MAX_NAME_LENGTH 55   /* the guest's directory holds 56 bytes with the NUL */
+#define FW_CFG_USER_PREFIX "opt/"
+
+static void fw_cfg_item_config_free(gpointer data)
+{
+    FwCfgItemConfig *item = data;
+    g_free(item->name);
+    g_free(item->string);
+    g_free(item->file);
+    g_free(item);
+}
+
+static bool fw_cfg_name_is_taken(GPtrArray *fw_cfg_items, const char *name)
+{
+    for (guint i = 0; i < fw_cfg_items->len; i++) {
+        const FwCfgItemConfig *item = g_ptr_array_index(fw_cfg_items, i);
+        if (strcmp(item->name, name) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool check_fw_cfg_item(GPtrArray *fw_cfg_items, const FwCfgItemConfig *item,
+                              Error **errp)
+{
+    if (!item->name || !*item->name) {
+        error_setg(errp, "a non-empty name= is required");
+        return false;
+    }
+    if (strlen(item->name) > FW_CFG_MAX_NAME_LENGTH) {
+        error_setg(errp, "name '%s' is too long (at most %d characters)", item->name,
+                   FW_CFG_MAX_NAME_LENGTH);
+        return false;
+    }
+    if (!item->string == !item->file) {
+        error_setg(errp, "exactly one of string= and file= is required");
+        return false;
+    }
+    if ((item->string && !*item->string) || (item->file && !*item->file)) {
+        error_setg(errp, "%s= must not be empty", item->string ? "string" : "file");
+        return false;
+    }
+    if (fw_cfg_name_is_taken(fw_cfg_items, item->name)) {
+        error_setg(errp, "fw_cfg item '%s' is given twice", item->name);
+        return false;
+    }
+    return true;
+}
+
+static bool set_fw_cfg_field(FwCfgItemConfig *item, const KeyvalItem *kv, Error **errp)
+{
+    char **field;
+    if (strcmp(kv->key, "name") == 0) {
+        field = &item->name;
+    } else if (strcmp(kv->key, "string") == 0) {
+        field = &item->string;
+    } else if (strcmp(kv->key, "file") == 0) {
+        field = &item->file;
+    } else {
+        error_setg(errp, "property '%s' is not supported", kv->key);
+        return false;
+    }
+    if (!kv->value) {
+        error_setg(errp, "parameter '%s' needs a value", kv->key);
+        return false;
+    }
+    replace_string(field, kv->value);
+    return true;
+}
+
+static CmdlineResult apply_fw_cfg_items(ParseState *ps, const OptionUse *use,
+                                        GPtrArray *items, Error **errp)
+{
+    FwCfgItemConfig *item = g_new0(FwCfgItemConfig, 1);
+    bool ok = true;
+    for (guint i = 0; ok && i < items->len; i++) {
+        ok = set_fw_cfg_field(item, item_at(items, i), errp);
+    }
+    if (!ok || !check_fw_cfg_item(ps->cfg->fw_cfg_items, item, errp)) {
+        fw_cfg_item_config_free(item);
+        return CMDLINE_ERROR;
+    }
+    /* QEMU accepts other names too, with this warning. */
+    if (!g_str_has_prefix(item->name, FW_CFG_USER_PREFIX)) {
+        fprintf(stderr, "qemu-system-x86_64: warning: externally provided fw_cfg item "
+                "names should be prefixed with \"" FW_CFG_USER_PREFIX "\"\n");
+    }
+    g_ptr_array_add(ps->cfg->fw_cfg_items, item);
     return CMDLINE_RUN;
 }
 
@@ -949,6 +1269,12 @@ static const CmdlineOption cmdline_options[] = {
       "next serial port's backend (up to 4)", .handle = handle_serial },
     { "device", "DRIVER[,prop=value[,...]]",
       "add a device (-device help, -device DRIVER,help)", ITEMS(apply_device_items, "driver") },
+    { "global", "DRIVER.PROP=VALUE|driver=DRIVER,property=PROP,value=VALUE",
+      "default of PROP for every -device DRIVER (also kvm-pit.lost_tick_policy=discard|delay)",
+      .handle = handle_global },
+    { "fw_cfg", "[name=]NAME,string=STR|file=PATH",
+      "add a named fw_cfg item for the guest (NAME should start with opt/)",
+      ITEMS(apply_fw_cfg_items, "name") },
     { "display", "none", "no display", .handle = handle_display },
     { "nographic", NULL, "no display; serial port and monitor on stdio",
       FLAG(nographic, true) },
@@ -964,7 +1290,6 @@ static const CmdlineOption cmdline_options[] = {
     { "net", "none", "no network card (the only choice)", .handle = handle_none_only },
     { "monitor", "none", "no separate monitor (the only choice)", .handle = handle_none_only },
     UNSUPPORTED("qmp"),
-    UNSUPPORTED("global"),
     UNSUPPORTED("drive"),
     UNSUPPORTED("hda"),
     UNSUPPORTED("cdrom"),
@@ -1086,6 +1411,9 @@ static bool finish_config(ParseState *ps, Error **errp)
     if (ps->smp.spelled && !resolve_smp(&ps->smp, ps->smp_prefer_sockets, ps->cfg, errp)) {
         return false;
     }
+    for (guint i = 0; i < ps->cfg->devices->len; i++) {
+        apply_device_defaults(ps, g_ptr_array_index(ps->cfg->devices, i));
+    }
     add_default_serial(ps->cfg);
     return true;
 }
@@ -1109,6 +1437,7 @@ static void machine_config_init(MachineConfig *cfg)
         .cpu.features = g_array_new(FALSE, TRUE, sizeof(CpuFeatureSetting)),
         .serials = g_ptr_array_new_with_free_func(g_free),
         .devices = g_ptr_array_new_with_free_func(device_config_free),
+        .fw_cfg_items = g_ptr_array_new_with_free_func(fw_cfg_item_config_free),
     };
     g_array_set_clear_func(cfg->cpu.features, cpu_feature_setting_clear);
 }
@@ -1116,7 +1445,11 @@ static void machine_config_init(MachineConfig *cfg)
 CmdlineResult cmdline_parse(int argc, char **argv, MachineConfig *cfg, FILE *out,
                             Error **errp)
 {
-    ParseState ps = { .cfg = cfg, .out = out };
+    ParseState ps = {
+        .cfg = cfg, .out = out,
+        .device_globals = g_hash_table_new_full(g_str_hash, g_str_equal, NULL,
+                                                device_config_free),
+    };
     CmdlineResult result = CMDLINE_RUN;
 
     machine_config_init(cfg);
@@ -1126,6 +1459,7 @@ CmdlineResult cmdline_parse(int argc, char **argv, MachineConfig *cfg, FILE *out
     if (result == CMDLINE_RUN && !finish_config(&ps, errp)) {
         result = CMDLINE_ERROR;
     }
+    g_hash_table_unref(ps.device_globals);
     if (result != CMDLINE_RUN) {
         machine_config_free(cfg);
     }
@@ -1143,6 +1477,7 @@ void machine_config_free(MachineConfig *cfg)
     g_free(cfg->append);
     g_clear_pointer(&cfg->serials, g_ptr_array_unref);
     g_clear_pointer(&cfg->devices, g_ptr_array_unref);
+    g_clear_pointer(&cfg->fw_cfg_items, g_ptr_array_unref);
     g_free(cfg->name);
     g_free(cfg->pidfile);
     memset(cfg, 0, sizeof(*cfg));

@@ -29,11 +29,22 @@ typedef struct DeviceConfig {
     GHashTable *props;  /* property name -> value string, both g_free'd */
 } DeviceConfig;
 
+/* One -fw_cfg [name=]NAME,string=STR|file=PATH: exactly one of string and
+ * file is set. The file is read by the machine, not the parser. */
+typedef struct FwCfgItemConfig {
+    char *name;         /* shorter than 56 bytes, usually "opt/..." */
+    char *string;
+    char *file;
+} FwCfgItemConfig;
+
 typedef struct MachineConfig {
     /* -machine pc[,accel=kvm][,device-lock=on|off][,lock-stats=on|off][,pit=on|off] */
     bool device_lock;           /* per-device locking; default true */
     bool lock_stats;            /* print lock statistics at exit; default false */
     bool pit;                   /* in-kernel PIT; default true */
+    /* -global kvm-pit.lost_tick_policy=discard: KVM does not reinject the
+     * PIT ticks a vCPU missed. Default false (QEMU's "delay"). */
+    bool pit_discard_lost_ticks;
     bool acpi;                  /* -machine acpi=on|off; default true */
 
     uint64_t ram_size;          /* -m, bytes; default 128 MiB */
@@ -52,7 +63,11 @@ typedef struct MachineConfig {
      * Default: "mon:stdio" with -nographic, else "null"... see cmdline.c. */
     GPtrArray *serials;         /* of char * */
 
+    /* -device, in order, with -global defaults applied; PCI devices have
+     * "addr" = devfn ((slot << 3) | function) in decimal when it was given. */
     GPtrArray *devices;         /* of DeviceConfig * */
+
+    GPtrArray *fw_cfg_items;    /* of FwCfgItemConfig *, in order */
 
     bool nographic, display_none, nodefaults, no_reboot;
     char *name;                 /* -name */

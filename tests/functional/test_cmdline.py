@@ -22,7 +22,32 @@ BAD = [
     (["-kernel", "/nonexistent/bzImage"], "/nonexistent/bzImage"),
     (["-kernel", "/etc/hostname"], "/etc/hostname"),
     (["-kernel", "/dev/null", "-m", "64M", "-pidfile", "/nonexistent/dir/pid"], "-pidfile"),
+    (["-fw_cfg", "opt/a"], "-fw_cfg opt/a: exactly one of string= and file="),
+    (["-fw_cfg", "opt/a,string=x,file=/etc/hostname"], "exactly one of"),
+    (["-fw_cfg", "string=x"], "name="),
+    (["-fw_cfg", "name=opt/" + "a" * 52 + ",string=x"], "too long"),
+    (["-fw_cfg", "opt/a,string=1", "-fw_cfg", "opt/a,string=2"], "'opt/a' is given twice"),
+    (["-global", "foo.bar=1"], "unknown device type 'foo'"),
+    (["-global", "isa-serial.iobase=0x2f8"], "no property 'iobase'"),
+    (["-global", "isa-debug-exit.iosize=lots"], "iosize"),
+    (["-global", "kvm-pit.lost_tick_policy=slew"], "lost_tick_policy"),
+    (["-global", "isa-serial"], "-global isa-serial"),
+    (["-device", "pci-testdev,addr=20"], "addr"),
+    (["-device", "pdl-testdev,addr=3.8"], "addr"),
+    (["-device", "pc-testdev,addr=3"], "addr"),
 ]
+
+# Options the parser accepts: the machine gets as far as loading the
+# (missing) kernel, so the one error names the kernel, not the option.
+ACCEPTED = [
+    ["-global", "kvm-pit.lost_tick_policy=discard"],
+    ["-global", "driver=kvm-pit,property=lost_tick_policy,value=delay"],
+    ["-global", "isa-debug-exit.iobase=0xf4", "-device", "isa-debug-exit"],
+    ["-fw_cfg", "opt/org.test/a,string=hello", "-fw_cfg", "name=opt/b,file=/etc/hostname"],
+    ["-machine", "pc,acpi=off"],
+    ["-no-acpi"],
+]
+MISSING_KERNEL = ["-kernel", "/nonexistent/bzImage"]
 
 
 def run(vmm, args):
@@ -39,12 +64,33 @@ def test_bad_command_line_exits_1_with_one_line(our_vmm, args, named):
     assert lines[0].startswith("qemu-system-x86_64: ") and named in lines[0], proc.stderr
 
 
+@pytest.mark.parametrize("args", ACCEPTED, ids=[" ".join(a) for a in ACCEPTED])
+def test_accepted_options_reach_the_machine(our_vmm, args):
+    proc = run(our_vmm, [*args, *MISSING_KERNEL])
+    assert proc.returncode == 1, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "/nonexistent/bzImage" in lines[0], proc.stderr
+
+
+def test_fw_cfg_name_outside_opt_warns_and_is_accepted(our_vmm):
+    proc = run(our_vmm, ["-fw_cfg", "etc/mine,string=1", *MISSING_KERNEL])
+    assert proc.returncode == 1, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert lines[0] == ("qemu-system-x86_64: warning: externally provided fw_cfg item names "
+                        "should be prefixed with \"opt/\""), proc.stderr
+    assert len(lines) == 2 and "/nonexistent/bzImage" in lines[1], proc.stderr
+
+
 @pytest.mark.parametrize("args,expect", [
     (["-version"], "QEMU emulator version"),
     (["--version"], "QEMU emulator version"),
     (["-h"], "-kernel"),
     (["-machine", "help"], "pc"),
     (["-device", "help"], "isa-debug-exit"),
+    (["-device", "help"], 'name "pc-testdev", bus ISA'),
+    (["-device", "help"], 'name "pci-testdev", bus PCI, desc "QEMU\'s PCI test device 1b36:0005"'),
+    (["-device", "help"], 'name "pdl-testdev", bus PCI'),
+    (["-device", "pdl-testdev,help"], "addr=<slot[.fn]>"),
     (["-cpu", "help"], "qemu64"),
 ])
 def test_informational_options_exit_0(our_vmm, args, expect):

@@ -335,6 +335,154 @@ static void test_devices(void)
     parsed_free(p);
 }
 
+static void test_pci_addresses(void)
+{
+    static const struct {
+        const char *addr;
+        const char *devfn;
+    } cases[] = {
+        { "3", "24" },
+        { "03", "24" },
+        { "0x3", "24" },
+        { "1f", "248" },
+        { "0x1F", "248" },
+        { "0", "0" },
+        { "4.1", "33" },
+        { "04.0", "32" },
+        { "1f.7", "255" },
+        { "0x2.0x3", "19" },
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        char *cmdline = g_strdup_printf("-device pci-testdev,addr=%s "
+                                        "-device pdl-testdev,id=p,addr=%s",
+                                        cases[i].addr, cases[i].addr);
+        Parsed *p = parse_ok(cmdline);
+        g_assert_cmpuint(p->cfg.devices->len, ==, 2);
+        for (guint d = 0; d < 2; d++) {
+            const DeviceConfig *dev = g_ptr_array_index(p->cfg.devices, d);
+            g_assert_cmpstr(dev->driver, ==, d == 0 ? "pci-testdev" : "pdl-testdev");
+            g_assert_cmpstr(device_prop(dev, "addr"), ==, cases[i].devfn);
+        }
+        parsed_free(p);
+        g_free(cmdline);
+    }
+
+    /* Without addr= there is no "addr" key: the machine picks a slot. */
+    Parsed *p = parse_ok("-device pdl-testdev -device pc-testdev,id=t");
+    const DeviceConfig *dev = g_ptr_array_index(p->cfg.devices, 0);
+    g_assert_cmpstr(dev->driver, ==, "pdl-testdev");
+    g_assert_cmpuint(g_hash_table_size(dev->props), ==, 0);
+    dev = g_ptr_array_index(p->cfg.devices, 1);
+    g_assert_cmpstr(dev->driver, ==, "pc-testdev");
+    g_assert_cmpstr(device_prop(dev, "id"), ==, "t");
+    g_assert_cmpuint(g_hash_table_size(dev->props), ==, 1);
+    parsed_free(p);
+}
+
+static void test_globals(void)
+{
+    /* A -global is the default of every -device of its driver, before or
+     * after it; explicit properties win whatever the order. */
+    Parsed *p = parse_ok("-device isa-debug-exit -global isa-debug-exit.iobase=0xf4 "
+                         "-device isa-debug-exit,iobase=0x80 -device isa-serial "
+                         "-global driver=isa-debug-exit,property=iosize,value=4 "
+                         "-device isa-debug-exit,iosize=1,iobase=0x90 "
+                         "-global pdl-testdev.addr=5 -device pdl-testdev "
+                         "-device pdl-testdev,addr=6.1");
+    GPtrArray *devices = p->cfg.devices;
+    g_assert_cmpuint(devices->len, ==, 6);
+    static const struct {
+        const char *iobase, *iosize;
+    } debug_exits[] = { { "244", "4" }, { "128", "4" }, { NULL, NULL }, { "144", "1" } };
+    for (guint i = 0; i < G_N_ELEMENTS(debug_exits); i++) {
+        const DeviceConfig *dev = g_ptr_array_index(devices, i);
+        if (!debug_exits[i].iobase) {
+            /* Other drivers are untouched. */
+            g_assert_cmpstr(dev->driver, ==, "isa-serial");
+            g_assert_cmpuint(g_hash_table_size(dev->props), ==, 0);
+            continue;
+        }
+        g_assert_cmpstr(dev->driver, ==, "isa-debug-exit");
+        g_assert_cmpstr(device_prop(dev, "iobase"), ==, debug_exits[i].iobase);
+        g_assert_cmpstr(device_prop(dev, "iosize"), ==, debug_exits[i].iosize);
+    }
+    g_assert_cmpstr(device_prop(g_ptr_array_index(devices, 4), "addr"), ==, "40");
+    g_assert_cmpstr(device_prop(g_ptr_array_index(devices, 5), "addr"), ==, "49");
+    g_assert_false(p->cfg.pit_discard_lost_ticks);
+    parsed_free(p);
+
+    /* The later -global wins; built-in defaults fill the rest. */
+    p = parse_ok("-global isa-debug-exit.iosize=1 -global isa-debug-exit.iosize=8 "
+                 "-device isa-debug-exit");
+    const DeviceConfig *dev = g_ptr_array_index(p->cfg.devices, 0);
+    g_assert_cmpstr(device_prop(dev, "iosize"), ==, "8");
+    g_assert_cmpstr(device_prop(dev, "iobase"), ==, "1281");
+    parsed_free(p);
+
+    /* A -global for a driver without -device changes nothing. */
+    p = parse_ok("-global isa-debug-exit.iobase=0xf4");
+    g_assert_cmpuint(p->cfg.devices->len, ==, 0);
+    parsed_free(p);
+}
+
+static void test_kvm_pit_policy(void)
+{
+    Parsed *p = parse_ok("-global kvm-pit.lost_tick_policy=discard");
+    g_assert_true(p->cfg.pit_discard_lost_ticks);
+    parsed_free(p);
+
+    p = parse_ok("-global kvm-pit.lost_tick_policy=discard "
+                 "-global driver=kvm-pit,property=lost_tick_policy,value=delay");
+    g_assert_false(p->cfg.pit_discard_lost_ticks);
+    parsed_free(p);
+}
+
+static void assert_fw_cfg_item(const MachineConfig *cfg, guint i, const char *name,
+                               const char *string, const char *file)
+{
+    const FwCfgItemConfig *item = g_ptr_array_index(cfg->fw_cfg_items, i);
+    g_assert_cmpstr(item->name, ==, name);
+    g_assert_cmpstr(item->string, ==, string);
+    g_assert_cmpstr(item->file, ==, file);
+}
+
+static void test_fw_cfg_items(void)
+{
+    Parsed *p = parse_ok("-fw_cfg opt/org.test/a,string=hello,,world "
+                         "-fw_cfg name=opt/b,file=/tmp/b.bin "
+                         "-fw_cfg file=/dev/null,name=opt/c");
+    g_assert_cmpuint(p->cfg.fw_cfg_items->len, ==, 3);
+    assert_fw_cfg_item(&p->cfg, 0, "opt/org.test/a", "hello,world", NULL);
+    assert_fw_cfg_item(&p->cfg, 1, "opt/b", NULL, "/tmp/b.bin");
+    assert_fw_cfg_item(&p->cfg, 2, "opt/c", NULL, "/dev/null");
+    parsed_free(p);
+
+    /* 55 characters is the longest name. */
+    p = parse_ok("-fw_cfg opt/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa,string=x");
+    g_assert_cmpuint(p->cfg.fw_cfg_items->len, ==, 1);
+    parsed_free(p);
+
+    p = parse_ok("");
+    g_assert_cmpuint(p->cfg.fw_cfg_items->len, ==, 0);
+    parsed_free(p);
+}
+
+/* A name outside opt/ is accepted with QEMU's warning on stderr. */
+static void test_fw_cfg_warning(void)
+{
+    if (g_test_subprocess()) {
+        Parsed *p = parse_ok("-fw_cfg etc/mine,string=1 -fw_cfg opt/ok,string=2");
+        g_assert_cmpuint(p->cfg.fw_cfg_items->len, ==, 2);
+        assert_fw_cfg_item(&p->cfg, 0, "etc/mine", "1", NULL);
+        parsed_free(p);
+        return;
+    }
+    g_test_trap_subprocess(NULL, 0, 0);
+    g_test_trap_assert_passed();
+    g_test_trap_assert_stderr("qemu-system-x86_64: warning: externally provided fw_cfg "
+                              "item names should be prefixed with \"opt/\"\n");
+}
+
 static void test_strings_and_escapes(void)
 {
     Parsed *p = parse_ok("-name my,,vm -kernel a -kernel b -append 'root=/dev/sda,x quiet' "
@@ -431,7 +579,55 @@ static void test_errors(void)
         { "-net nic", "-net nic: only -net none is supported" },
         { "-monitor stdio", "-monitor stdio: only -monitor none is supported" },
         { "-qmp stdio", "-qmp stdio: not supported yet" },
-        { "-global isa-serial.iobase=0x2f8", "-global isa-serial.iobase=0x2f8: not supported" },
+        { "-global isa-serial.iobase=0x2f8", "-global isa-serial.iobase=0x2f8: device "
+          "'isa-serial' has no property 'iobase'" },
+        { "-global foo.bar=1", "-global foo.bar=1: unknown device type 'foo'" },
+        { "-global isa-debug-exit.iobase=lots", "-global isa-debug-exit.iobase=lots: "
+          "parameter 'iobase' expects a number" },
+        { "-global isa-debug-exit.iosize=0", "-global isa-debug-exit.iosize=0: parameter "
+          "'iosize' must be between 1 and 65535" },
+        { "-global pci-testdev.addr=20", "-global pci-testdev.addr=20: parameter 'addr' "
+          "expects SLOT[.FUNCTION]" },
+        { "-global isa-serial.id=com1", "-global isa-serial.id=com1: property 'id' names "
+          "one device" },
+        { "-global kvm-pit.lost_tick_policy=slew", "-global kvm-pit.lost_tick_policy=slew: "
+          "lost_tick_policy must be discard or delay" },
+        { "-global kvm-pit.irq0=1", "-global kvm-pit.irq0=1: device 'kvm-pit' has no "
+          "property 'irq0'" },
+        { "-global driver=isa-serial,property=id", "-global driver=isa-serial,property=id: "
+          "driver, property and value are all required" },
+        { "-global isa-serial", "-global isa-serial: expected DRIVER.PROPERTY=VALUE" },
+        { "-global driver=kvm-pit,prop=x,value=y", "-global driver=kvm-pit,prop=x,value=y: "
+          "expected DRIVER.PROPERTY=VALUE" },
+        { "-global", "-global: requires an argument" },
+        { "-device pci-testdev,addr=20", "-device pci-testdev,addr=20: parameter 'addr' "
+          "expects SLOT[.FUNCTION] with SLOT 0 to 1f (hexadecimal) and FUNCTION 0 to 7, "
+          "not '20'" },
+        { "-device pci-testdev,addr=3.8", "-device pci-testdev,addr=3.8: parameter 'addr'" },
+        { "-device pdl-testdev,addr=x", "-device pdl-testdev,addr=x: parameter 'addr'" },
+        { "-device pdl-testdev,addr=", "-device pdl-testdev,addr=: parameter 'addr'" },
+        { "-device pdl-testdev,addr=3.", "-device pdl-testdev,addr=3.: parameter 'addr'" },
+        { "-device pdl-testdev,addr=.1", "-device pdl-testdev,addr=.1: parameter 'addr'" },
+        { "-device pdl-testdev,addr=0x", "-device pdl-testdev,addr=0x: parameter 'addr'" },
+        { "-device pdl-testdev,addr=-1", "-device pdl-testdev,addr=-1: parameter 'addr'" },
+        { "-device pdl-testdev,addr=3.1.1", "-device pdl-testdev,addr=3.1.1: parameter 'addr'" },
+        { "-device pdl-testdev,addr", "-device pdl-testdev,addr: parameter 'addr' needs a "
+          "value" },
+        { "-device pc-testdev,addr=3", "-device pc-testdev,addr=3: device 'pc-testdev' has "
+          "no property 'addr'" },
+        { "-fw_cfg string=x", "-fw_cfg string=x: a non-empty name= is required" },
+        { "-fw_cfg opt/a", "-fw_cfg opt/a: exactly one of string= and file= is required" },
+        { "-fw_cfg opt/a,string=x,file=y", "-fw_cfg opt/a,string=x,file=y: exactly one of" },
+        { "-fw_cfg opt/a,string=", "-fw_cfg opt/a,string=: string= must not be empty" },
+        { "-fw_cfg opt/a,file=", "-fw_cfg opt/a,file=: file= must not be empty" },
+        { "-fw_cfg opt/a,gen_id=1", "-fw_cfg opt/a,gen_id=1: property 'gen_id' is not "
+          "supported" },
+        { "-fw_cfg opt/a,string", "-fw_cfg opt/a,string: parameter 'string' needs a value" },
+        { "-fw_cfg opt/a,string=1 -fw_cfg name=opt/a,file=f",
+          "-fw_cfg name=opt/a,file=f: fw_cfg item 'opt/a' is given twice" },
+        { "-fw_cfg opt/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa,string=x",
+          "-fw_cfg opt/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa,string=x: name "
+          "'opt/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa' is too long (at most 55" },
         { "-drive file=disk.img", "-drive file=disk.img: not supported yet" },
         { "disk.img", "disk.img: disk image arguments are not supported" },
         { "-d bogus", "-d bogus: unknown log category 'bogus'" },
@@ -448,6 +644,7 @@ static void test_errors(void)
         }
         /* Nothing is left allocated in a failed config. */
         g_assert_null(p->cfg.serials);
+        g_assert_null(p->cfg.fw_cfg_items);
         g_assert_null(p->cfg.cpu.model);
         parsed_free(p);
     }
@@ -468,7 +665,17 @@ static void test_informational(void)
         { "-M ?", "pc-i440fx-7.2" },
         { "-machine pc,help", "device-lock=on|off" },
         { "-device help", "name \"isa-debug-exit\"" },
-        { "-device help", "name \"isa-serial\"" },
+        { "-device help", "name \"isa-serial\", bus ISA, desc \"16550A UART" },
+        { "-device help", "name \"pc-testdev\", bus ISA, desc \"QEMU's ISA test device "
+          "(ports 0xe0-0xe7, 0x2000, MMIO 0xff000000)\"\n" },
+        { "-device help", "name \"pci-testdev\", bus PCI, desc \"QEMU's PCI test device "
+          "1b36:0005\"\n" },
+        { "-device help", "name \"pdl-testdev\", bus PCI, desc \"our PCI test device "
+          "7e57:0001 (MMIO/IO BARs, INTx, MSI, MSI-X, DMA)\"\n" },
+        { "-device pci-testdev,help", "addr=<slot[.fn]>" },
+        { "-device pdl-testdev,?", "id=<str>" },
+        { "-help", "-fw_cfg [name=]NAME,string=STR|file=PATH" },
+        { "-help", "-global DRIVER.PROP=VALUE" },
         { "-device isa-debug-exit,help", "iobase=<uint>" },
         { "-device isa-debug-exit,help", "(default: 1281)" },
         { "-cpu help", "Available CPUs:" },
@@ -504,9 +711,11 @@ static void test_log_help(void)
 
 static void test_free_twice(void)
 {
-    Parsed *p = parse_ok("-device isa-debug-exit -cpu host,+avx -kernel k -name n");
+    Parsed *p = parse_ok("-device isa-debug-exit -cpu host,+avx -kernel k -name n "
+                         "-fw_cfg opt/x,string=y");
     machine_config_free(&p->cfg);
     g_assert_null(p->cfg.devices);
+    g_assert_null(p->cfg.fw_cfg_items);
     parsed_free(p);     /* frees the config a second time */
 }
 
@@ -522,6 +731,11 @@ int main(int argc, char **argv)
     g_test_add_func("/cmdline/machine-properties", test_machine_properties);
     g_test_add_func("/cmdline/serial-defaults", test_serial_defaults);
     g_test_add_func("/cmdline/devices", test_devices);
+    g_test_add_func("/cmdline/pci-addresses", test_pci_addresses);
+    g_test_add_func("/cmdline/globals", test_globals);
+    g_test_add_func("/cmdline/kvm-pit-policy", test_kvm_pit_policy);
+    g_test_add_func("/cmdline/fw-cfg-items", test_fw_cfg_items);
+    g_test_add_func("/cmdline/fw-cfg-warning", test_fw_cfg_warning);
     g_test_add_func("/cmdline/strings-and-escapes", test_strings_and_escapes);
     g_test_add_func("/cmdline/errors", test_errors);
     g_test_add_func("/cmdline/informational", test_informational);

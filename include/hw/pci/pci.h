@@ -123,6 +123,7 @@ void pci_bus_config_write(PCIBus *bus, unsigned devfn, uint32_t offset, uint32_t
  * each naturally aligned), and write INTERRUPT_LINE with the GSI of the
  * device's pin. Memory and I/O decoding stay off until the guest's driver
  * enables them, as after a BIOS that does not enable them itself.
+ * The limits are inclusive (last usable address), as in hw/acpi/acpi.h.
  * Returns false if the windows are too small.
  */
 bool pci_bus_assign_resources(PCIBus *bus, uint64_t io_base, uint64_t io_limit,
@@ -130,7 +131,10 @@ bool pci_bus_assign_resources(PCIBus *bus, uint64_t io_base, uint64_t io_limit,
 
 /* Reset every function: config space to its power-on values (the
  * registers' reset values, BARs unmapped), INTx deasserted, MSI/MSI-X
- * disabled. Called from each device's reset. */
+ * disabled. Called from each device's reset. The power-on values are the
+ * config space as it stood at the function's first guest config write (or
+ * first reset): as built, plus pci_bus_assign_resources()'s BAR addresses
+ * and interrupt line, as a BIOS would program them again after a reset. */
 void pci_device_reset(PCIDevice *dev);
 
 /* ---- building a function (before the vCPUs run) ---- */
@@ -142,7 +146,8 @@ void pci_device_reset(PCIDevice *dev);
  * id_prefix as for device_init) and plug it into bus at devfn, or at the
  * first free slot's function 0 if devfn < 0 (as QEMU's -device without
  * addr=). Fails if devfn is taken or invalid, or the bus is full.
- * interrupt_pin: 0 for none, 1..4 for INTA..INTD.
+ * interrupt_pin: 0 for none, 1..4 for INTA..INTD. class_code: 24 bits,
+ * class << 16 | subclass << 8 | programming interface.
  */
 bool pci_device_init(PCIDevice *dev, PCIBus *bus, int devfn, const char *type,
                      const char *id_prefix, uint16_t vendor_id, uint16_t device_id,
@@ -167,6 +172,9 @@ uint32_t pci_get_long(const PCIDevice *dev, uint32_t offset);
 void pci_set_byte(PCIDevice *dev, uint32_t offset, uint8_t value);
 void pci_set_word(PCIDevice *dev, uint32_t offset, uint16_t value);
 void pci_set_long(PCIDevice *dev, uint32_t offset, uint32_t value);
+/* Make the bits of mask (len 1, 2 or 4 bytes at offset, little-endian)
+ * guest-writable, and the others read-only. */
+void pci_set_wmask(PCIDevice *dev, uint32_t offset, uint32_t mask, unsigned len);
 
 /* ---- at run time, device lock held ---- */
 

@@ -1,0 +1,271 @@
+/*
+ * MSI-X (PCI Local Bus Specification 3.0, 6.8.2): a capability in config
+ * space, and a memory BAR of its own with the vector table at offset 0 and
+ * the pending bit array (PBA) at the first 4 KiB boundary after it, so the
+ * two never share a page.
+ *
+ * The table is accessed with aligned 4- or 8-byte reads and writes; the PBA
+ * is read-only. The BAR's region is owned by the function, so its accesses
+ * run under the same device lock as config writes and msix_notify().
+ */
+#include <inttypes.h>
+#include <string.h>
+#include <glib.h>
+#include "hw/pci/msi.h"
+#include "qemu/log.h"
+
+#define MSIX_CONTROL                2
+#define  MSIX_CONTROL_TABLE_SIZE        0x07ff  /* vectors - 1 */
+#define  MSIX_CONTROL_FUNCTION_MASK     0x4000
+#define  MSIX_CONTROL_ENABLE            0x8000
+#define MSIX_TABLE_OFFSET_BIR       4
+#define MSIX_PBA_OFFSET_BIR         8
+#define MSIX_CAP_SIZE               12
+#define MSIX_PBA_ALIGN              4096
+
+/* Dwords of a table entry. */
+#define MSIX_ENTRY_ADDRESS_LO       0
+#define MSIX_ENTRY_ADDRESS_HI       1
+#define MSIX_ENTRY_DATA             2
+#define MSIX_ENTRY_VECTOR_CONTROL   3
+#define  MSIX_VECTOR_MASKED             0x1
+#define MSIX_ENTRY_DWORDS           (MSIX_TABLE_ENTRY_SIZE / 4)
+
+struct MSIXState {
+    PCIDevice *dev;
+    uint8_t cap;
+    unsigned nr_vectors;
+    uint32_t pba_offset;        /* in the BAR */
+    uint32_t pba_size;          /* bytes, whole qwords */
+    MemoryRegion bar;
+    uint32_t *table;            /* MSIX_ENTRY_DWORDS per vector */
+    uint64_t *pba;              /* one bit per vector */
+};
+
+static uint32_t *msix_entry(MSIXState *s, unsigned vector)
+{
+    return &s->table[vector * MSIX_ENTRY_DWORDS];
+}
+
+static bool msix_pending(const MSIXState *s, unsigned vector)
+{
+    return s->pba[vector / 64] & (1ULL << (vector % 64));
+}
+
+static void msix_set_pending(MSIXState *s, unsigned vector, bool pending)
+{
+    uint64_t bit = 1ULL << (vector % 64);
+    s->pba[vector / 64] = pending ? s->pba[vector / 64] | bit : s->pba[vector / 64] & ~bit;
+}
+
+static uint16_t msix_control(const PCIDevice *dev)
+{
+    return pci_get_word(dev, dev->msix->cap + MSIX_CONTROL);
+}
+
+bool msix_enabled(const PCIDevice *dev)
+{
+    return dev->msix && (msix_control(dev) & MSIX_CONTROL_ENABLE);
+}
+
+bool msix_vector_masked(const PCIDevice *dev, unsigned vector)
+{
+    MSIXState *s = dev->msix;
+    if (!s || vector >= s->nr_vectors) {
+        return true;
+    }
+    return (msix_control(dev) & MSIX_CONTROL_FUNCTION_MASK) ||
+           (msix_entry(s, vector)[MSIX_ENTRY_VECTOR_CONTROL] & MSIX_VECTOR_MASKED);
+}
+
+static void msix_send(MSIXState *s, unsigned vector)
+{
+    const uint32_t *entry = msix_entry(s, vector);
+    uint64_t address = entry[MSIX_ENTRY_ADDRESS_LO] |
+                       (uint64_t)entry[MSIX_ENTRY_ADDRESS_HI] << 32;
+    msi_send_message(address, entry[MSIX_ENTRY_DATA]);
+}
+
+/* Send vector if it is pending and may be sent now. */
+static void msix_deliver_pending(MSIXState *s, unsigned vector)
+{
+    if (msix_pending(s, vector) && msix_enabled(s->dev) &&
+        !msix_vector_masked(s->dev, vector)) {
+        msix_set_pending(s, vector, false);
+        msix_send(s, vector);
+    }
+}
+
+void msix_notify(PCIDevice *dev, unsigned vector)
+{
+    MSIXState *s = dev->msix;
+    /* A function whose MSI-X is off signals INTx instead; nothing to send. */
+    if (!msix_enabled(dev)) {
+        return;
+    }
+    if (vector >= s->nr_vectors) {
+        qemu_log_mask(LOG_GUEST_ERROR, "%s: MSI-X vector %u beyond the %u offered: dropped\n",
+                      dev->qdev.id, vector, s->nr_vectors);
+        return;
+    }
+    if (msix_vector_masked(dev, vector)) {
+        msix_set_pending(s, vector, true);
+        return;
+    }
+    msix_send(s, vector);
+}
+
+/* ---- the BAR: vector table and PBA ---- */
+
+typedef enum MSIXArea {
+    MSIX_AREA_NONE,
+    MSIX_AREA_TABLE,
+    MSIX_AREA_PBA,
+} MSIXArea;
+
+static MSIXArea msix_locate(const MSIXState *s, uint64_t offset, unsigned size,
+                            const char *what)
+{
+    MSIXArea area = MSIX_AREA_NONE;
+    if ((size == 4 || size == 8) && offset % size == 0) {
+        if (offset + size <= (uint64_t)s->nr_vectors * MSIX_TABLE_ENTRY_SIZE) {
+            area = MSIX_AREA_TABLE;
+        } else if (offset >= s->pba_offset && offset + size <= s->pba_offset + s->pba_size) {
+            area = MSIX_AREA_PBA;
+        }
+    }
+    if (area == MSIX_AREA_NONE) {
+        qemu_log_mask(LOG_GUEST_ERROR, "%s: MSI-X %s of %u bytes at 0x%" PRIx64 " is not an "
+                      "aligned 4/8-byte table or PBA access: ignored\n",
+                      s->dev->qdev.id, what, size, offset);
+    }
+    return area;
+}
+
+static uint32_t msix_read_dword(const MSIXState *s, MSIXArea area, uint64_t offset)
+{
+    if (area == MSIX_AREA_TABLE) {
+        return s->table[offset / 4];
+    }
+    uint64_t dword = (offset - s->pba_offset) / 4;
+    return s->pba[dword / 2] >> (32 * (dword % 2));
+}
+
+static uint64_t msix_bar_read(void *opaque, uint64_t offset, unsigned size)
+{
+    MSIXState *s = opaque;
+    MSIXArea area = msix_locate(s, offset, size, "read");
+    if (area == MSIX_AREA_NONE) {
+        return 0;
+    }
+    uint64_t value = msix_read_dword(s, area, offset);
+    if (size == 8) {
+        value |= (uint64_t)msix_read_dword(s, area, offset + 4) << 32;
+    }
+    return value;
+}
+
+static void msix_table_write_dword(MSIXState *s, uint64_t offset, uint32_t value)
+{
+    unsigned vector = offset / MSIX_TABLE_ENTRY_SIZE;
+    unsigned field = offset % MSIX_TABLE_ENTRY_SIZE / 4;
+    switch (field) {
+    case MSIX_ENTRY_ADDRESS_LO:
+        s->table[offset / 4] = value & ~3u;     /* dword aligned */
+        break;
+    case MSIX_ENTRY_VECTOR_CONTROL:
+        /* The other bits are reserved. */
+        s->table[offset / 4] = value & MSIX_VECTOR_MASKED;
+        msix_deliver_pending(s, vector);
+        break;
+    default:
+        s->table[offset / 4] = value;
+        break;
+    }
+}
+
+static void msix_bar_write(void *opaque, uint64_t offset, uint64_t value, unsigned size)
+{
+    MSIXState *s = opaque;
+    MSIXArea area = msix_locate(s, offset, size, "write");
+    if (area == MSIX_AREA_PBA) {
+        qemu_log_mask(LOG_GUEST_ERROR, "%s: MSI-X PBA is read-only: write ignored\n",
+                      s->dev->qdev.id);
+    }
+    if (area != MSIX_AREA_TABLE) {
+        return;
+    }
+    msix_table_write_dword(s, offset, value);
+    if (size == 8) {
+        msix_table_write_dword(s, offset + 4, value >> 32);
+    }
+}
+
+static const MemoryRegionOps msix_bar_ops = {
+    .read = msix_bar_read,
+    .write = msix_bar_write,
+    .max_access_size = 8,
+};
+
+/* ---- capability, control, reset ---- */
+
+static uint64_t pow2_ceil(uint64_t x)
+{
+    uint64_t p = 1;
+    while (p < x) {
+        p <<= 1;
+    }
+    return p;
+}
+
+uint8_t msix_init(PCIDevice *dev, unsigned nr_vectors, unsigned bar_nr)
+{
+    g_assert(!dev->msix && nr_vectors >= 1 && nr_vectors <= MSIX_MAX_VECTORS &&
+             bar_nr < PCI_NUM_BARS);
+    MSIXState *s = g_new0(MSIXState, 1);
+    uint32_t table_size = nr_vectors * MSIX_TABLE_ENTRY_SIZE;
+    s->dev = dev;
+    s->nr_vectors = nr_vectors;
+    s->pba_offset = (table_size + MSIX_PBA_ALIGN - 1) & ~(MSIX_PBA_ALIGN - 1);
+    s->pba_size = (nr_vectors + 63) / 64 * 8;
+    s->table = g_new0(uint32_t, nr_vectors * MSIX_ENTRY_DWORDS);
+    s->pba = g_new0(uint64_t, s->pba_size / 8);
+    s->cap = pci_add_capability(dev, PCI_CAP_ID_MSIX, MSIX_CAP_SIZE);
+    pci_set_word(dev, s->cap + MSIX_CONTROL, nr_vectors - 1);
+    pci_set_wmask(dev, s->cap + MSIX_CONTROL, MSIX_CONTROL_ENABLE | MSIX_CONTROL_FUNCTION_MASK,
+                  2);
+    pci_set_long(dev, s->cap + MSIX_TABLE_OFFSET_BIR, bar_nr);
+    pci_set_long(dev, s->cap + MSIX_PBA_OFFSET_BIR, s->pba_offset | bar_nr);
+    dev->msix = s;
+    msix_reset(dev);
+
+    memory_region_init_io(&s->bar, &dev->qdev, &msix_bar_ops, s, "msix",
+                          pow2_ceil(s->pba_offset + s->pba_size));
+    pci_register_bar(dev, bar_nr, 0, &s->bar);
+    return s->cap;
+}
+
+void msix_config_written(PCIDevice *dev, uint32_t offset, unsigned len)
+{
+    MSIXState *s = dev->msix;
+    uint32_t control = s->cap + MSIX_CONTROL;
+    if (offset >= control + 2 || offset + len <= control || !msix_enabled(dev)) {
+        return;
+    }
+    /* Enabling MSI-X or clearing the function mask releases what waited. */
+    for (unsigned vector = 0; vector < s->nr_vectors; vector++) {
+        msix_deliver_pending(s, vector);
+    }
+}
+
+void msix_reset(PCIDevice *dev)
+{
+    MSIXState *s = dev->msix;
+    pci_set_word(dev, s->cap + MSIX_CONTROL, msix_control(dev) &
+                 ~(MSIX_CONTROL_ENABLE | MSIX_CONTROL_FUNCTION_MASK));
+    memset(s->table, 0, (size_t)s->nr_vectors * MSIX_TABLE_ENTRY_SIZE);
+    for (unsigned vector = 0; vector < s->nr_vectors; vector++) {
+        msix_entry(s, vector)[MSIX_ENTRY_VECTOR_CONTROL] = MSIX_VECTOR_MASKED;
+    }
+    memset(s->pba, 0, s->pba_size);
+}

@@ -20,6 +20,8 @@
 
 #define ACPI_PM_BASE            0x600
 #define ACPI_PM1_EVT_LEN        4
+#define ACPI_PM1_CNT_OFFSET     4       /* from ACPI_PM_BASE */
+#define ACPI_PM_TMR_OFFSET      8
 #define ACPI_PM1_CNT_LEN        2
 #define ACPI_PM_TMR_LEN         4
 #define ACPI_PM_TIMER_HZ        3579545
@@ -68,6 +70,9 @@ AcpiPMState *acpi_pm_new(Error **errp);
 /* Resume from S3: set PM1_STS.WAK_STS, and RTC_STS when woken by the RTC
  * alarm, as the guest's wake-up code expects to find them. */
 void acpi_pm_set_woken(AcpiPMState *pm, bool by_rtc);
+/* Press the power button: PM1_STS.PWRBTN_STS, an SCI if the guest enabled
+ * PWRBTN_EN (what QEMU's system_powerdown does). */
+void acpi_pm_power_button(AcpiPMState *pm);
 /* Whether the guest enabled the RTC alarm as a wake event (PM1_EN.RTC_EN). */
 bool acpi_pm_rtc_wake_enabled(AcpiPMState *pm);
 /* The timer's 24-bit value now (for tests and the benchmark). */

@@ -6,7 +6,8 @@
  * only), device 0x0001, class 0xff0000 (unassigned), INTA.
  * BAR0: 4 KiB memory, BAR1: 64 bytes of I/O, both with the registers
  * below (32-bit accesses; other sizes are ignored and logged).
- * BAR2: 4 KiB memory, the MSI-X table and PBA (PDL_TESTDEV_MSIX_VECTORS).
+ * BAR2: 8 KiB memory, the MSI-X table and, at 4 KiB, the PBA
+ * (PDL_TESTDEV_MSIX_VECTORS).
  * An MSI capability with PDL_TESTDEV_MSI_VECTORS vectors as well.
  */
 #ifndef PDL_TESTDEV_REGS_H

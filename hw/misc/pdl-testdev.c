@@ -1,0 +1,324 @@
+/*
+ * pdl-testdev: our PCI test function (register layout and ids in
+ * include/hw/misc/pdl-testdev-regs.h). The same registers appear in BAR0
+ * (memory) and BAR1 (I/O); BAR2 holds the MSI-X table and PBA. It lets the
+ * guest exercise the PCI core (BARs, INTx, MSI, MSI-X, bus mastering)
+ * before real devices exist, and gives the lock benchmarks a device whose
+ * every register access takes its device lock.
+ *
+ * All state is guarded by the device lock, which dispatch takes around the
+ * register callbacks. DMA goes to guest RAM only (dma_memory_*), which
+ * needs no lock and can never re-enter a device, so doing it synchronously
+ * inside the doorbell write is safe.
+ *
+ * Guest mistakes (wrong access width, writes to read-only registers,
+ * unknown commands, DMA without bus mastering or outside RAM) are logged
+ * under -d guest_errors and ignored, or fail the DMA command with
+ * PDL_DMA_STATUS_ERROR.
+ */
+#include <inttypes.h>
+#include <string.h>
+#include <glib.h>
+#include "exec/memory.h"
+#include "hw/misc/pdl-testdev-regs.h"
+#include "hw/misc/testdev.h"
+#include "hw/pci/msi.h"
+#include "hw/pci/pci.h"
+#include "qemu/log.h"
+
+#define PDL_TESTDEV_REG_SIZE    4
+/* DMA moves through a bounce buffer of this size, on the vCPU's stack. */
+#define PDL_TESTDEV_DMA_CHUNK   4096
+#define PDL_IRQ_KIND_MASK       0xff
+#define PDL_IRQ_VECTOR_SHIFT    8
+
+typedef struct PDLTestdevState {
+    PCIDevice pci;
+    MemoryRegion mmio;
+    MemoryRegion io;
+    uint32_t scratch;
+    uint32_t accesses;
+    uint32_t irq_count;
+    uint64_t dma_addr;
+    uint32_t dma_len;
+    uint8_t dma_pattern;
+    uint32_t dma_status;
+    uint32_t dma_result;
+} PDLTestdevState;
+
+/* ---- interrupts ---- */
+
+/* MSI and MSI-X differ only in these; one path sends either. */
+typedef struct MessageIrqKind {
+    const char *name;
+    unsigned vectors;
+    bool (*enabled)(const PCIDevice *dev);
+    void (*notify)(PCIDevice *dev, unsigned vector);
+} MessageIrqKind;
+
+static const MessageIrqKind pdl_msi = {
+    "MSI", PDL_TESTDEV_MSI_VECTORS, msi_enabled, msi_notify,
+};
+static const MessageIrqKind pdl_msix = {
+    "MSI-X", PDL_TESTDEV_MSIX_VECTORS, msix_enabled, msix_notify,
+};
+
+static bool pdl_testdev_send_message(PDLTestdevState *s, const MessageIrqKind *kind,
+                                     uint32_t vector)
+{
+    if (!kind->enabled(&s->pci)) {
+        qemu_log_mask(LOG_GUEST_ERROR, "%s: %s vector %u raised with %s disabled: ignored\n",
+                      s->pci.qdev.id, kind->name, vector, kind->name);
+        return false;
+    }
+    if (vector >= kind->vectors) {
+        qemu_log_mask(LOG_GUEST_ERROR, "%s: %s vector %u does not exist (%u vectors): "
+                      "ignored\n", s->pci.qdev.id, kind->name, vector, kind->vectors);
+        return false;
+    }
+    kind->notify(&s->pci, vector);
+    return true;
+}
+
+static void pdl_testdev_irq_raise(PDLTestdevState *s, uint32_t value)
+{
+    uint32_t vector = value >> PDL_IRQ_VECTOR_SHIFT;
+    bool raised;
+    switch (value & PDL_IRQ_KIND_MASK) {
+    case PDL_IRQ_INTX:
+        pci_set_irq(&s->pci, true);
+        raised = true;
+        break;
+    case PDL_IRQ_MSI:
+        raised = pdl_testdev_send_message(s, &pdl_msi, vector);
+        break;
+    case PDL_IRQ_MSIX:
+        raised = pdl_testdev_send_message(s, &pdl_msix, vector);
+        break;
+    default:
+        qemu_log_mask(LOG_GUEST_ERROR, "%s: IRQ_RAISE 0x%x: unknown interrupt kind\n",
+                      s->pci.qdev.id, value);
+        raised = false;
+        break;
+    }
+    if (raised) {
+        s->irq_count++;
+    }
+}
+
+/* ---- DMA ---- */
+
+static bool pdl_testdev_dma_fill(PDLTestdevState *s)
+{
+    uint8_t chunk[PDL_TESTDEV_DMA_CHUNK];
+    memset(chunk, s->dma_pattern, sizeof(chunk));
+    for (uint32_t done = 0; done < s->dma_len; ) {
+        uint32_t n = MIN(s->dma_len - done, (uint32_t)sizeof(chunk));
+        if (!dma_memory_write(s->dma_addr + done, chunk, n)) {
+            return false;
+        }
+        done += n;
+    }
+    return true;
+}
+
+static bool pdl_testdev_dma_sum(PDLTestdevState *s)
+{
+    uint8_t chunk[PDL_TESTDEV_DMA_CHUNK];
+    uint32_t sum = 0;
+    for (uint32_t done = 0; done < s->dma_len; ) {
+        uint32_t n = MIN(s->dma_len - done, (uint32_t)sizeof(chunk));
+        if (!dma_memory_read(s->dma_addr + done, chunk, n)) {
+            return false;
+        }
+        for (uint32_t i = 0; i < n; i++) {
+            sum += chunk[i];
+        }
+        done += n;
+    }
+    s->dma_result = sum;
+    return true;
+}
+
+/* Why the DMA command may not run, or NULL if it may. */
+static const char *pdl_testdev_dma_refusal(const PDLTestdevState *s)
+{
+    if (!pci_bus_master_enabled(&s->pci)) {
+        return "bus mastering is off";
+    }
+    if (s->dma_len == 0 || s->dma_len > PDL_TESTDEV_DMA_MAX) {
+        return "length is 0 or above the maximum";
+    }
+    if (s->dma_addr > UINT64_MAX - (s->dma_len - 1)) {
+        return "the range wraps around the address space";
+    }
+    return NULL;
+}
+
+/* Runs the command; returns why it failed, or NULL. A transfer that runs
+ * off RAM part-way stops there: the chunks before the refused one have
+ * been moved, as with a real device. */
+static const char *pdl_testdev_dma_run(PDLTestdevState *s, uint32_t command)
+{
+    const char *refusal = pdl_testdev_dma_refusal(s);
+    if (refusal) {
+        return refusal;
+    }
+    switch (command) {
+    case PDL_DMA_FILL:
+        return pdl_testdev_dma_fill(s) ? NULL : "the range is not all guest RAM";
+    case PDL_DMA_SUM:
+        return pdl_testdev_dma_sum(s) ? NULL : "the range is not all guest RAM";
+    default:
+        return "unknown command";
+    }
+}
+
+static void pdl_testdev_dma_doorbell(PDLTestdevState *s, uint32_t command)
+{
+    if (command == PDL_DMA_SUM) {
+        s->dma_result = 0;  /* a failed SUM must not leave an old sum behind */
+    }
+    const char *failure = pdl_testdev_dma_run(s, command);
+    if (failure) {
+        qemu_log_mask(LOG_GUEST_ERROR, "%s: DMA command %u of %u bytes at 0x%" PRIx64
+                      " failed: %s\n", s->pci.qdev.id, command, s->dma_len, s->dma_addr,
+                      failure);
+    }
+    s->dma_status = failure ? PDL_DMA_STATUS_ERROR : PDL_DMA_STATUS_DONE;
+}
+
+/* ---- registers (BAR0 and BAR1) ---- */
+
+static bool pdl_testdev_access_ok(PDLTestdevState *s, uint64_t offset, unsigned size,
+                                  const char *what)
+{
+    if (size == PDL_TESTDEV_REG_SIZE && offset % PDL_TESTDEV_REG_SIZE == 0) {
+        s->accesses++;
+        return true;
+    }
+    qemu_log_mask(LOG_GUEST_ERROR, "%s: %u-byte %s at offset 0x%" PRIx64
+                  " (registers take aligned 32-bit accesses): ignored\n",
+                  s->pci.qdev.id, size, what, offset);
+    return false;
+}
+
+static uint64_t pdl_testdev_read(void *opaque, uint64_t offset, unsigned size)
+{
+    PDLTestdevState *s = opaque;
+    if (!pdl_testdev_access_ok(s, offset, size, "read")) {
+        return 0;
+    }
+    switch (offset) {
+    case PDL_REG_ID:
+        return PDL_TESTDEV_MAGIC;
+    case PDL_REG_SCRATCH:
+        return s->scratch;
+    case PDL_REG_ACCESSES:
+        return s->accesses;
+    case PDL_REG_IRQ_COUNT:
+        return s->irq_count;
+    case PDL_REG_DMA_ADDR_LO:
+        return (uint32_t)s->dma_addr;
+    case PDL_REG_DMA_ADDR_HI:
+        return s->dma_addr >> 32;
+    case PDL_REG_DMA_LEN:
+        return s->dma_len;
+    case PDL_REG_DMA_PATTERN:
+        return s->dma_pattern;
+    case PDL_REG_DMA_STATUS:
+        return s->dma_status;
+    case PDL_REG_DMA_RESULT:
+        return s->dma_result;
+    case PDL_REG_IRQ_RAISE:
+    case PDL_REG_IRQ_ACK:
+    case PDL_REG_DMA_DOORBELL:
+        return 0;   /* write-only */
+    default:
+        qemu_log_mask(LOG_GUEST_ERROR, "%s: read of unknown register 0x%" PRIx64 "\n",
+                      s->pci.qdev.id, offset);
+        return 0;
+    }
+}
+
+static void pdl_testdev_write(void *opaque, uint64_t offset, uint64_t value64, unsigned size)
+{
+    PDLTestdevState *s = opaque;
+    uint32_t value = (uint32_t)value64;
+    if (!pdl_testdev_access_ok(s, offset, size, "write")) {
+        return;
+    }
+    switch (offset) {
+    case PDL_REG_SCRATCH:
+        s->scratch = value;
+        break;
+    case PDL_REG_IRQ_RAISE:
+        pdl_testdev_irq_raise(s, value);
+        break;
+    case PDL_REG_IRQ_ACK:
+        pci_set_irq(&s->pci, false);
+        break;
+    case PDL_REG_DMA_ADDR_LO:
+        s->dma_addr = (s->dma_addr & ~(uint64_t)UINT32_MAX) | value;
+        break;
+    case PDL_REG_DMA_ADDR_HI:
+        s->dma_addr = (s->dma_addr & UINT32_MAX) | (uint64_t)value << 32;
+        break;
+    case PDL_REG_DMA_LEN:
+        s->dma_len = value;
+        break;
+    case PDL_REG_DMA_PATTERN:
+        s->dma_pattern = (uint8_t)value;
+        break;
+    case PDL_REG_DMA_DOORBELL:
+        pdl_testdev_dma_doorbell(s, value);
+        break;
+    default:
+        qemu_log_mask(LOG_GUEST_ERROR, "%s: write of 0x%x to read-only or unknown register "
+                      "0x%" PRIx64 ": ignored\n", s->pci.qdev.id, value, offset);
+        break;
+    }
+}
+
+static const MemoryRegionOps pdl_testdev_ops = {
+    .read = pdl_testdev_read,
+    .write = pdl_testdev_write,
+    .max_access_size = PDL_TESTDEV_REG_SIZE,
+};
+
+/* ---- life cycle ---- */
+
+static void pdl_testdev_reset(QEMUDevice *dev)
+{
+    PDLTestdevState *s = (PDLTestdevState *)dev;
+    s->scratch = 0;
+    s->accesses = 0;
+    s->irq_count = 0;
+    s->dma_addr = 0;
+    s->dma_len = 0;
+    s->dma_pattern = 0;
+    s->dma_status = PDL_DMA_STATUS_IDLE;
+    s->dma_result = 0;
+    pci_device_reset(&s->pci);
+}
+
+bool pdl_testdev_new(PCIBus *bus, int devfn, Error **errp)
+{
+    PDLTestdevState *s = g_new0(PDLTestdevState, 1);
+    if (!pci_device_init(&s->pci, bus, devfn, "pdl-testdev", "pdltest",
+                         PDL_TESTDEV_VENDOR_ID, PDL_TESTDEV_DEVICE_ID, 0, PDL_TESTDEV_CLASS,
+                         1, errp)) {
+        g_free(s);
+        return false;
+    }
+    s->pci.qdev.reset = pdl_testdev_reset;
+    memory_region_init_io(&s->mmio, &s->pci.qdev, &pdl_testdev_ops, s,
+                          "pdl-testdev-mmio", PDL_TESTDEV_MMIO_SIZE);
+    memory_region_init_io(&s->io, &s->pci.qdev, &pdl_testdev_ops, s,
+                          "pdl-testdev-io", PDL_TESTDEV_IO_SIZE);
+    pci_register_bar(&s->pci, PDL_TESTDEV_MMIO_BAR, 0, &s->mmio);
+    pci_register_bar(&s->pci, PDL_TESTDEV_IO_BAR, PCI_BASE_ADDRESS_SPACE_IO, &s->io);
+    msi_init(&s->pci, PDL_TESTDEV_MSI_VECTORS);
+    msix_init(&s->pci, PDL_TESTDEV_MSIX_VECTORS, PDL_TESTDEV_MSIX_BAR);
+    return true;
+}

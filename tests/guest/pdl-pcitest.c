@@ -1,0 +1,659 @@
+/*
+ * pdl-pcitest: guest-side checks of pdl-testdev (7e57:0001), run as root
+ * inside a Linux guest. It talks to the device through sysfs, /dev/mem and
+ * uio_pci_generic only, so the guest needs no driver of its own.
+ *
+ *   pdl-pcitest regs | dma | intx | msi [vector] | bar-move [address] | all
+ *
+ * Prints "PASS <check>" or "FAIL <check>: why" per check (and "INFO ..."
+ * lines saying what it did) and exits 1 if any check failed.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+#include "hw/misc/pdl-testdev-regs.h"
+
+#define SYSFS_PCI_DEVICES   "/sys/bus/pci/devices"
+#define UIO_DRIVER          "/sys/bus/pci/drivers/uio_pci_generic"
+#define PAGE_SIZE_4K        4096u
+
+/* Config space (PCI Local Bus Specification 3.0). */
+#define CFG_COMMAND         0x04
+#define  CMD_MEMORY             0x0002
+#define  CMD_MASTER             0x0004
+#define  CMD_INTX_DISABLE       0x0400
+#define CFG_STATUS          0x06
+#define  STATUS_CAP_LIST        0x0010
+#define CFG_BAR0            0x10
+#define CFG_CAP_LIST        0x34
+#define CAP_ID_MSI          0x05
+#define CAP_ID_MSIX         0x11
+#define MSI_CONTROL         2
+#define  MSI_ENABLE             0x0001
+#define  MSI_64BIT              0x0080
+#define MSIX_CONTROL        2
+#define  MSIX_ENABLE            0x8000
+#define  MSIX_FUNCTION_MASK     0x4000
+#define MSIX_TABLE          4
+#define MSIX_PBA            8
+#define MSI_ADDRESS         0xfee00000u     /* LAPIC window, destination APIC id 0 */
+#define DEFAULT_MSI_VECTOR  0xd1            /* device range, unused by a small guest */
+
+static char dev_dir[PATH_MAX];
+static int config_fd = -1;
+static int failures;
+
+/* ---- reporting ---- */
+
+static bool check(bool ok, const char *name, const char *why_fmt, ...)
+{
+    if (ok) {
+        printf("PASS %s\n", name);
+        return true;
+    }
+    va_list ap;
+    va_start(ap, why_fmt);
+    printf("FAIL %s: ", name);
+    vprintf(why_fmt, ap);
+    putchar('\n');
+    va_end(ap);
+    failures++;
+    return false;
+}
+
+#define fail(name, ...) check(false, name, __VA_ARGS__)
+
+/* ---- sysfs and config space ---- */
+
+static bool read_file_ulong(const char *path, unsigned long *value)
+{
+    char buf[64];
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) {
+        return false;
+    }
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0) {
+        return false;
+    }
+    buf[n] = '\0';
+    *value = strtoul(buf, NULL, 0);
+    return true;
+}
+
+/* 0 or -errno. */
+static int write_file(const char *path, const char *text)
+{
+    int fd = open(path, O_WRONLY);
+    if (fd < 0) {
+        return -errno;
+    }
+    int ret = write(fd, text, strlen(text)) < 0 ? -errno : 0;
+    close(fd);
+    return ret;
+}
+
+static const char *dev_path(const char *file)
+{
+    static char path[PATH_MAX + 64];
+    snprintf(path, sizeof(path), "%s/%s", dev_dir, file);
+    return path;
+}
+
+static bool find_device(void)
+{
+    DIR *dir = opendir(SYSFS_PCI_DEVICES);
+    struct dirent *e;
+    while (dir && (e = readdir(dir))) {
+        unsigned long vendor, device;
+        snprintf(dev_dir, sizeof(dev_dir), "%s/%s", SYSFS_PCI_DEVICES, e->d_name);
+        if (read_file_ulong(dev_path("vendor"), &vendor) && vendor == PDL_TESTDEV_VENDOR_ID &&
+            read_file_ulong(dev_path("device"), &device) && device == PDL_TESTDEV_DEVICE_ID) {
+            closedir(dir);
+            config_fd = open(dev_path("config"), O_RDWR);
+            return check(config_fd >= 0, "find-device", "cannot open %s: %s",
+                         dev_path("config"), strerror(errno));
+        }
+    }
+    if (dir) {
+        closedir(dir);
+    }
+    return fail("find-device", "no %04x:%04x in %s", PDL_TESTDEV_VENDOR_ID,
+                PDL_TESTDEV_DEVICE_ID, SYSFS_PCI_DEVICES);
+}
+
+static uint32_t cfg_read(unsigned offset, unsigned len)
+{
+    uint32_t value = 0;
+    if (pread(config_fd, &value, len, offset) != (ssize_t)len) {
+        return UINT32_MAX;
+    }
+    return value;
+}
+
+static void cfg_write(unsigned offset, uint32_t value, unsigned len)
+{
+    if (pwrite(config_fd, &value, len, offset) != (ssize_t)len) {
+        printf("INFO config write of %u bytes at 0x%x failed: %s\n", len, offset,
+               strerror(errno));
+    }
+}
+
+static void cfg_set_command_bits(uint16_t bits, bool on)
+{
+    uint16_t command = cfg_read(CFG_COMMAND, 2);
+    cfg_write(CFG_COMMAND, on ? command | bits : command & ~bits, 2);
+}
+
+static unsigned find_capability(uint8_t id)
+{
+    if (!(cfg_read(CFG_STATUS, 2) & STATUS_CAP_LIST)) {
+        return 0;
+    }
+    unsigned pos = cfg_read(CFG_CAP_LIST, 1) & ~3u;
+    for (int hops = 0; pos && hops < 48; hops++) {
+        if (cfg_read(pos, 1) == id) {
+            return pos;
+        }
+        pos = cfg_read(pos + 1, 1) & ~3u;
+    }
+    return 0;
+}
+
+static bool enable_device(void)
+{
+    unsigned long enabled = 0;
+    if (read_file_ulong(dev_path("enable"), &enabled) && enabled) {
+        return true;
+    }
+    int err = write_file(dev_path("enable"), "1");
+    return check(err == 0, "enable", "writing 1 to %s: %s", dev_path("enable"), strerror(-err));
+}
+
+/* Map a whole sysfs resource file (a BAR), or NULL. */
+static volatile uint32_t *map_resource(unsigned bar, size_t *size)
+{
+    char name[16];
+    struct stat st;
+    snprintf(name, sizeof(name), "resource%u", bar);
+    int fd = open(dev_path(name), O_RDWR | O_SYNC);
+    if (fd < 0 || fstat(fd, &st) < 0) {
+        fail("map-bar", "%s: %s", dev_path(name), strerror(errno));
+        if (fd >= 0) {
+            close(fd);
+        }
+        return NULL;
+    }
+    void *p = mmap(NULL, st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED) {
+        fail("map-bar", "mmap of %s: %s", dev_path(name), strerror(errno));
+        return NULL;
+    }
+    *size = st.st_size;
+    return p;
+}
+
+static volatile uint32_t *map_bar0(void)
+{
+    size_t size;
+    volatile uint32_t *regs = map_resource(PDL_TESTDEV_MMIO_BAR, &size);
+    if (regs && size < PDL_TESTDEV_MMIO_SIZE) {
+        fail("map-bar", "BAR0 is %zu bytes, expected %u", size, PDL_TESTDEV_MMIO_SIZE);
+        munmap((void *)regs, size);
+        return NULL;
+    }
+    return regs;
+}
+
+static uint32_t reg(volatile uint32_t *regs, unsigned offset)
+{
+    return regs[offset / 4];
+}
+
+static void reg_set(volatile uint32_t *regs, unsigned offset, uint32_t value)
+{
+    regs[offset / 4] = value;
+}
+
+/* ---- regs ---- */
+
+static bool io_bar_access(int fd, unsigned offset, uint32_t *value, bool is_write)
+{
+    ssize_t n = is_write ? pwrite(fd, value, 4, offset) : pread(fd, value, 4, offset);
+    return n == 4;
+}
+
+static void test_regs_io_bar(volatile uint32_t *regs)
+{
+    uint32_t id = 0, scratch = 0x0badf00d, readback = 0, accesses[2] = { 0, 0 };
+    int fd = open(dev_path("resource1"), O_RDWR);
+    if (fd < 0) {
+        fail("io-bar", "%s: %s", dev_path("resource1"), strerror(errno));
+        return;
+    }
+    bool ok = io_bar_access(fd, PDL_REG_ID, &id, false) &&
+              io_bar_access(fd, PDL_REG_SCRATCH, &scratch, true) &&
+              io_bar_access(fd, PDL_REG_SCRATCH, &readback, false) &&
+              io_bar_access(fd, PDL_REG_ACCESSES, &accesses[0], false) &&
+              io_bar_access(fd, PDL_REG_ACCESSES, &accesses[1], false);
+    int err = errno;
+    close(fd);
+    if (!check(ok, "io-bar", "4-byte read/write of resource1: %s", strerror(err))) {
+        return;
+    }
+    check(id == PDL_TESTDEV_MAGIC, "io-id", "read 0x%08x, expected 0x%08x", id, PDL_TESTDEV_MAGIC);
+    check(readback == scratch && reg(regs, PDL_REG_SCRATCH) == scratch, "io-scratch",
+          "wrote 0x%08x, read 0x%08x (BAR0 shows 0x%08x)", scratch, readback,
+          reg(regs, PDL_REG_SCRATCH));
+    check(accesses[1] == accesses[0] + 1, "io-accesses", "counter went %u -> %u",
+          accesses[0], accesses[1]);
+}
+
+static void test_regs(void)
+{
+    volatile uint32_t *regs;
+    if (!enable_device() || !(regs = map_bar0())) {
+        return;
+    }
+    uint32_t id = reg(regs, PDL_REG_ID);
+    check(id == PDL_TESTDEV_MAGIC, "mmio-id", "read 0x%08x, expected 0x%08x", id,
+          PDL_TESTDEV_MAGIC);
+    reg_set(regs, PDL_REG_SCRATCH, 0x5a5a1234);
+    uint32_t scratch = reg(regs, PDL_REG_SCRATCH);
+    check(scratch == 0x5a5a1234, "mmio-scratch", "wrote 0x5a5a1234, read 0x%08x", scratch);
+    uint32_t a = reg(regs, PDL_REG_ACCESSES), b = reg(regs, PDL_REG_ACCESSES);
+    check(b == a + 1, "mmio-accesses", "counter went %u -> %u", a, b);
+    test_regs_io_bar(regs);
+    munmap((void *)regs, PDL_TESTDEV_MMIO_SIZE);
+}
+
+/* ---- dma ---- */
+
+/* Guest-physical address of a locked page of ours, or 0. */
+static uint64_t virt_to_phys(const void *p)
+{
+    uint64_t entry = 0;
+    int fd = open("/proc/self/pagemap", O_RDONLY);
+    off_t offset = (off_t)((uintptr_t)p / PAGE_SIZE_4K) * sizeof(entry);
+    bool ok = fd >= 0 && pread(fd, &entry, sizeof(entry), offset) == sizeof(entry);
+    if (fd >= 0) {
+        close(fd);
+    }
+    uint64_t pfn = entry & ((1ULL << 55) - 1);
+    if (!ok || !(entry >> 63) || pfn == 0) {
+        return 0;   /* not present, or PFNs hidden (not root) */
+    }
+    return pfn * PAGE_SIZE_4K + (uintptr_t)p % PAGE_SIZE_4K;
+}
+
+static uint32_t run_dma(volatile uint32_t *regs, uint64_t addr, uint32_t len, uint32_t command)
+{
+    reg_set(regs, PDL_REG_DMA_ADDR_LO, (uint32_t)addr);
+    reg_set(regs, PDL_REG_DMA_ADDR_HI, addr >> 32);
+    reg_set(regs, PDL_REG_DMA_LEN, len);
+    reg_set(regs, PDL_REG_DMA_DOORBELL, command);
+    uint32_t status = reg(regs, PDL_REG_DMA_STATUS);
+    /* The device changed our buffer behind the compiler's back. */
+    __asm__ volatile("" ::: "memory");
+    return status;
+}
+
+static size_t count_bytes_not(const uint8_t *buf, size_t len, uint8_t value)
+{
+    size_t bad = 0;
+    for (size_t i = 0; i < len; i++) {
+        bad += buf[i] != value;
+    }
+    return bad;
+}
+
+static void test_dma_with(volatile uint32_t *regs, uint8_t *buf, uint64_t phys)
+{
+    memset(buf, 0, PAGE_SIZE_4K);
+    reg_set(regs, PDL_REG_DMA_PATTERN, 0x3c);
+    uint32_t status = run_dma(regs, phys, PAGE_SIZE_4K, PDL_DMA_FILL);
+    size_t bad = count_bytes_not(buf, PAGE_SIZE_4K, 0x3c);
+    check(status == PDL_DMA_STATUS_DONE && bad == 0, "dma-fill",
+          "status %u, %zu of %u bytes are not 0x3c", status, bad, PAGE_SIZE_4K);
+
+    uint32_t expected = 0;
+    for (unsigned i = 0; i < PAGE_SIZE_4K; i++) {
+        buf[i] = (uint8_t)(i * 13 + 7);
+        expected += buf[i];
+    }
+    status = run_dma(regs, phys, PAGE_SIZE_4K, PDL_DMA_SUM);
+    uint32_t result = reg(regs, PDL_REG_DMA_RESULT);
+    check(status == PDL_DMA_STATUS_DONE && result == expected, "dma-sum",
+          "status %u, sum 0x%x, expected 0x%x", status, result, expected);
+
+    cfg_set_command_bits(CMD_MASTER, false);
+    memset(buf, 0, PAGE_SIZE_4K);
+    status = run_dma(regs, phys, PAGE_SIZE_4K, PDL_DMA_FILL);
+    bad = count_bytes_not(buf, PAGE_SIZE_4K, 0);
+    check(status == PDL_DMA_STATUS_ERROR && bad == 0, "dma-needs-master",
+          "without bus mastering: status %u, %zu bytes changed", status, bad);
+    cfg_set_command_bits(CMD_MASTER, true);
+}
+
+static void test_dma(void)
+{
+    volatile uint32_t *regs;
+    if (!enable_device() || !(regs = map_bar0())) {
+        return;
+    }
+    cfg_set_command_bits(CMD_MASTER, true);
+    uint8_t *buf = NULL;
+    if (posix_memalign((void **)&buf, PAGE_SIZE_4K, PAGE_SIZE_4K) != 0 ||
+        mlock(buf, PAGE_SIZE_4K) != 0) {
+        fail("dma-buffer", "cannot allocate and lock a page: %s", strerror(errno));
+    } else {
+        memset(buf, 0xff, PAGE_SIZE_4K);    /* fault it in before asking for its PFN */
+        uint64_t phys = virt_to_phys(buf);
+        if (check(phys != 0, "dma-buffer", "no physical address in /proc/self/pagemap")) {
+            printf("INFO dma: buffer at guest-physical 0x%llx\n", (unsigned long long)phys);
+            test_dma_with(regs, buf, phys);
+        }
+        munlock(buf, PAGE_SIZE_4K);
+    }
+    free(buf);
+    munmap((void *)regs, PDL_TESTDEV_MMIO_SIZE);
+}
+
+/* ---- intx (through uio_pci_generic) ---- */
+
+/* The device's /dev/uioN, made from its sysfs dev numbers if no one has. */
+static int open_uio(void)
+{
+    for (int tries = 0; tries < 20; tries++) {
+        DIR *dir = opendir(dev_path("uio"));
+        struct dirent *e;
+        while (dir && (e = readdir(dir))) {
+            if (strncmp(e->d_name, "uio", 3) != 0) {
+                continue;
+            }
+            char node[300], dev_file[PATH_MAX + 300];
+            unsigned major_nr, minor_nr;
+            snprintf(node, sizeof(node), "/dev/%s", e->d_name);
+            snprintf(dev_file, sizeof(dev_file), "%s/uio/%s/dev", dev_dir, e->d_name);
+            FILE *f = fopen(dev_file, "r");
+            if (access(node, F_OK) != 0 && f && fscanf(f, "%u:%u", &major_nr, &minor_nr) == 2) {
+                mknod(node, S_IFCHR | 0600, makedev(major_nr, minor_nr));
+            }
+            if (f) {
+                fclose(f);
+            }
+            closedir(dir);
+            return open(node, O_RDWR);
+        }
+        if (dir) {
+            closedir(dir);
+        }
+        usleep(100 * 1000);
+    }
+    errno = ENOENT;
+    return -1;
+}
+
+/* Unmask INTx (uio_pci_generic masks it in its handler), raise it, wait
+ * for uio's event count to pass *events. */
+static bool intx_round(volatile uint32_t *regs, int uio, unsigned round, uint32_t *events)
+{
+    char name[32];
+    int32_t unmask = 1;
+    uint32_t before = *events;
+    snprintf(name, sizeof(name), "intx-%u", round);
+    if (write(uio, &unmask, sizeof(unmask)) != sizeof(unmask)) {
+        return fail(name, "enabling the interrupt through /dev/uio: %s", strerror(errno));
+    }
+    uint32_t raised = reg(regs, PDL_REG_IRQ_COUNT);
+    reg_set(regs, PDL_REG_IRQ_RAISE, PDL_IRQ_INTX);
+    struct pollfd pfd = { .fd = uio, .events = POLLIN };
+    int ready = poll(&pfd, 1, 5000);
+    bool got = ready == 1 && read(uio, events, sizeof(*events)) == sizeof(*events);
+    reg_set(regs, PDL_REG_IRQ_ACK, 0);
+    return check(got && *events > before && reg(regs, PDL_REG_IRQ_COUNT) == raised + 1, name,
+                 "no interrupt within 5 s (poll %d, uio count %u -> %u, device raised %u)",
+                 ready, before, *events, reg(regs, PDL_REG_IRQ_COUNT) - raised);
+}
+
+static void test_intx(void)
+{
+    volatile uint32_t *regs;
+    const char *bdf = strrchr(dev_dir, '/') + 1;
+    int err = write_file(UIO_DRIVER "/new_id", "7e57 0001");
+    if (err && err != -EEXIST) {
+        fail("intx-bind", "%s/new_id: %s (is uio_pci_generic loaded?)", UIO_DRIVER,
+             strerror(-err));
+        return;
+    }
+    /* An id added by an earlier run probes nothing: bind by address too. */
+    write_file(UIO_DRIVER "/bind", bdf);
+    int uio = open_uio();
+    if (check(uio >= 0, "intx-bind", "no /dev/uio for %s: %s", bdf, strerror(errno)) &&
+        (regs = map_bar0())) {
+        uint32_t events = 0;
+        if (intx_round(regs, uio, 1, &events)) {
+            intx_round(regs, uio, 2, &events);
+        }
+        munmap((void *)regs, PDL_TESTDEV_MMIO_SIZE);
+    }
+    if (uio >= 0) {
+        close(uio);
+    }
+    /* Give the device back, so the next checks find it without a driver,
+     * with INTx unmasked again (the driver's handler left it masked). */
+    write_file(UIO_DRIVER "/remove_id", "7e57 0001");
+    write_file(UIO_DRIVER "/unbind", bdf);
+    cfg_set_command_bits(CMD_INTX_DISABLE, false);
+}
+
+/* ---- msi and msi-x (programmed by hand; the guest has no handler) ---- */
+
+static void expect_unhandled(const char *what, unsigned vector)
+{
+    printf("INFO %s: sent vector 0x%x to APIC 0; the guest kernel should log "
+           "\"0.%u No irq handler for vector\"\n", what, vector, vector);
+}
+
+static void test_msi(volatile uint32_t *regs, unsigned vector)
+{
+    unsigned cap = find_capability(CAP_ID_MSI);
+    if (!check(cap != 0, "msi-capability", "no MSI capability in config space")) {
+        return;
+    }
+    uint16_t control = cfg_read(cap + MSI_CONTROL, 2);
+    unsigned data_offset = control & MSI_64BIT ? 12 : 8;
+    cfg_write(cap + 4, MSI_ADDRESS, 4);
+    if (control & MSI_64BIT) {
+        cfg_write(cap + 8, 0, 4);
+    }
+    cfg_write(cap + data_offset, vector, 2);
+    cfg_write(cap + MSI_CONTROL, control | MSI_ENABLE, 2);
+    uint32_t raised = reg(regs, PDL_REG_IRQ_COUNT);
+    reg_set(regs, PDL_REG_IRQ_RAISE, PDL_IRQ_MSI);
+    check(reg(regs, PDL_REG_IRQ_COUNT) == raised + 1, "msi-sent",
+          "the device did not send (MSI control 0x%04x)", cfg_read(cap + MSI_CONTROL, 2));
+    expect_unhandled("msi", vector);
+    cfg_write(cap + MSI_CONTROL, control & ~MSI_ENABLE, 2);
+}
+
+static void test_msix(volatile uint32_t *regs, unsigned vector)
+{
+    unsigned cap = find_capability(CAP_ID_MSIX);
+    if (!check(cap != 0, "msix-capability", "no MSI-X capability in config space")) {
+        return;
+    }
+    uint32_t table = cfg_read(cap + MSIX_TABLE, 4), pba = cfg_read(cap + MSIX_PBA, 4);
+    size_t size;
+    volatile uint32_t *bar = map_resource(table & 7, &size);
+    if (!bar) {
+        return;
+    }
+    if (!check((table & ~7u) + 16 <= size && (pba & ~7u) + 8 <= size && (pba & 7) == (table & 7),
+               "msix-layout", "table 0x%x / PBA 0x%x do not fit BAR%u of %zu bytes",
+               table, pba, table & 7, size)) {
+        munmap((void *)bar, size);
+        return;
+    }
+    volatile uint32_t *entry0 = bar + (table & ~7u) / 4;
+    volatile uint32_t *pending = bar + (pba & ~7u) / 4;
+    uint16_t control = cfg_read(cap + MSIX_CONTROL, 2);
+    cfg_write(cap + MSIX_CONTROL, (control | MSIX_ENABLE) & ~MSIX_FUNCTION_MASK, 2);
+    entry0[0] = MSI_ADDRESS;
+    entry0[1] = 0;
+    entry0[2] = vector;
+    entry0[3] = 0;      /* unmask */
+    printf("INFO msix: BAR%u entry 0 -> 0x%x data 0x%x, unmasked, MSI-X enabled\n",
+           table & 7, MSI_ADDRESS, vector);
+    uint32_t raised = reg(regs, PDL_REG_IRQ_COUNT);
+    reg_set(regs, PDL_REG_IRQ_RAISE, PDL_IRQ_MSIX);
+    check(reg(regs, PDL_REG_IRQ_COUNT) == raised + 1 && !(pending[0] & 1), "msix-sent",
+          "raised %u, PBA 0x%x (1: left pending)", reg(regs, PDL_REG_IRQ_COUNT) - raised,
+          pending[0]);
+    expect_unhandled("msix", vector);
+    entry0[3] = 1;
+    cfg_write(cap + MSIX_CONTROL, control & ~MSIX_ENABLE, 2);
+    munmap((void *)bar, size);
+}
+
+static void test_msi_all(unsigned vector)
+{
+    volatile uint32_t *regs;
+    if (!enable_device() || !(regs = map_bar0())) {
+        return;
+    }
+    cfg_set_command_bits(CMD_MASTER, true);     /* messages are bus-master writes */
+    test_msi(regs, vector);
+    test_msix(regs, vector + 1);
+    munmap((void *)regs, PDL_TESTDEV_MMIO_SIZE);
+}
+
+/* ---- bar-move ---- */
+
+/* Read a dword at a physical address through /dev/mem. */
+static bool phys_read32(uint64_t addr, uint32_t *value)
+{
+    int fd = open("/dev/mem", O_RDONLY | O_SYNC);
+    if (fd < 0) {
+        return false;
+    }
+    void *p = mmap(NULL, PAGE_SIZE_4K, PROT_READ, MAP_SHARED, fd, addr & ~(uint64_t)4095);
+    close(fd);
+    if (p == MAP_FAILED) {
+        return false;
+    }
+    *value = *(volatile uint32_t *)((uint8_t *)p + (addr & 4095));
+    munmap(p, PAGE_SIZE_4K);
+    return true;
+}
+
+static void test_bar_move(uint64_t new_addr)
+{
+    if (!enable_device()) {
+        return;
+    }
+    cfg_set_command_bits(CMD_MEMORY, true);
+    uint32_t bar = cfg_read(CFG_BAR0, 4);
+    uint32_t old_addr = bar & ~0xfu;
+    if (!check(!(bar & 1) && !(bar & 4) && old_addr, "bar-move-setup",
+               "BAR0 0x%08x is not an assigned 32-bit memory BAR", bar)) {
+        return;
+    }
+    if (!new_addr) {
+        new_addr = old_addr + 0x100000;
+    }
+    uint32_t at_new = 0, at_old = 0;
+    if (!check(phys_read32(new_addr, &at_new) && at_new == UINT32_MAX, "bar-move-free",
+               "0x%llx is in use (reads 0x%08x): pass a free address",
+               (unsigned long long)new_addr, at_new)) {
+        return;
+    }
+    printf("INFO bar-move: BAR0 0x%x -> 0x%llx\n", old_addr, (unsigned long long)new_addr);
+    cfg_write(CFG_BAR0, (uint32_t)new_addr, 4);
+    bool read_new = phys_read32(new_addr + PDL_REG_ID, &at_new);
+    bool read_old = phys_read32(old_addr + PDL_REG_ID, &at_old);
+    check(read_new && at_new == PDL_TESTDEV_MAGIC, "bar-move-new",
+          "ID at the new address reads 0x%08x%s", at_new, read_new ? "" : " (no /dev/mem)");
+    check(read_old && at_old == UINT32_MAX, "bar-move-old",
+          "the old address reads 0x%08x, expected 0xffffffff", at_old);
+    cfg_write(CFG_BAR0, bar, 4);
+    uint32_t restored = 0;
+    check(phys_read32(old_addr + PDL_REG_ID, &restored) && restored == PDL_TESTDEV_MAGIC,
+          "bar-move-restore", "ID at the restored address reads 0x%08x", restored);
+}
+
+/* ---- main ---- */
+
+static int usage(const char *argv0)
+{
+    fprintf(stderr, "usage: %s regs | dma | intx | msi [vector] | bar-move [address] | all\n"
+            "  vector: hex, 0x20..0xfd (MSI uses it, MSI-X the next one)\n"
+            "  address: hex, 4 KiB aligned, below 4 GiB (default: BAR0 + 1 MiB)\n", argv0);
+    return 2;
+}
+
+/* The optional hex argument, or 0; false if it is malformed. */
+static bool parse_hex_arg(int argc, char **argv, uint64_t *value)
+{
+    char *end;
+    *value = 0;
+    if (argc <= 2) {
+        return true;
+    }
+    errno = 0;
+    *value = strtoull(argv[2], &end, 16);
+    return errno == 0 && end != argv[2] && *end == '\0';
+}
+
+int main(int argc, char **argv)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    const char *cmd = argc > 1 ? argv[1] : "";
+    bool all = strcmp(cmd, "all") == 0;
+    uint64_t arg;
+    if ((!all && strcmp(cmd, "regs") && strcmp(cmd, "dma") && strcmp(cmd, "intx") &&
+         strcmp(cmd, "msi") && strcmp(cmd, "bar-move")) || !parse_hex_arg(argc, argv, &arg)) {
+        return usage(argv[0]);
+    }
+    unsigned vector = !strcmp(cmd, "msi") && arg ? (unsigned)arg : DEFAULT_MSI_VECTOR;
+    uint64_t new_bar = !strcmp(cmd, "bar-move") ? arg : 0;
+    if (vector < 0x20 || vector > 0xfd || new_bar % PAGE_SIZE_4K || new_bar >= (1ULL << 32)) {
+        return usage(argv[0]);
+    }
+    if (!find_device()) {
+        return 1;
+    }
+    printf("INFO device %s\n", dev_dir);
+    if (all || !strcmp(cmd, "regs")) {
+        test_regs();
+    }
+    if (all || !strcmp(cmd, "dma")) {
+        test_dma();
+    }
+    if (all || !strcmp(cmd, "intx")) {
+        test_intx();
+    }
+    if (all || !strcmp(cmd, "msi")) {
+        test_msi_all(vector);
+    }
+    if (all || !strcmp(cmd, "bar-move")) {
+        test_bar_move(new_bar);
+    }
+    printf("SUMMARY %d check(s) failed\n", failures);
+    return failures ? 1 : 0;
+}

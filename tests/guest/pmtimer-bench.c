@@ -1,0 +1,172 @@
+/*
+ * pmtimer-bench: the PM-timer side of the lock benchmark, in a Linux guest.
+ *
+ *   pmtimer-bench [READS]
+ *
+ * Times READS (default 20000) reads of the ACPI PM timer port (0x608: PM
+ * base 0x600, as on QEMU's pc machine and ours) on CPU 0 with the TSC,
+ * first idle, then while a thread on CPU 1 keeps reading BAR0 of a PCI test
+ * device (ours, 7e57:0001, or QEMU's pci-testdev, 1b36:0005) through its
+ * sysfs resource0 mapping. Prints
+ *   pmbench idle reads=N cycles=C
+ *   pmbench loaded reads=N cycles=C hammer=H
+ * which tests/bench/pm_timer.py compares. Runs as root (iopl, sysfs).
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/io.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define PM_TIMER_PORT   0x608
+#define SYSFS_PCI       "/sys/bus/pci/devices"
+#define BAR0_MAP_SIZE   4096
+
+static atomic_bool hammer_stop;
+static atomic_uint_fast64_t hammer_reads;
+
+static void pin_to_cpu(int cpu)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    if (sched_setaffinity(0, sizeof(set), &set) != 0) {
+        perror("pmtimer-bench: sched_setaffinity");
+        exit(1);
+    }
+}
+
+static unsigned long read_hex_file(const char *dir, const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    FILE *f = fopen(path, "r");
+    unsigned long value = 0;
+    if (f) {
+        if (fscanf(f, "%lx", &value) != 1) {
+            value = 0;
+        }
+        fclose(f);
+    }
+    return value;
+}
+
+static int write_file(const char *dir, const char *name, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    int fd = open(path, O_WRONLY);
+    if (fd < 0) {
+        return -1;
+    }
+    ssize_t n = write(fd, text, strlen(text));
+    close(fd);
+    return n == (ssize_t)strlen(text) ? 0 : -1;
+}
+
+static int is_test_device(unsigned long vendor, unsigned long device)
+{
+    return (vendor == 0x7e57 && device == 0x0001) || (vendor == 0x1b36 && device == 0x0005);
+}
+
+/* BAR0 of the first PCI test device, mapped; NULL if there is none. */
+static volatile uint32_t *map_test_device_bar0(void)
+{
+    DIR *dir = opendir(SYSFS_PCI);
+    if (!dir) {
+        return NULL;
+    }
+    volatile uint32_t *bar0 = NULL;
+    struct dirent *entry;
+    while (!bar0 && (entry = readdir(dir)) != NULL) {
+        char path[320];
+        snprintf(path, sizeof(path), SYSFS_PCI "/%.256s", entry->d_name);
+        if (entry->d_name[0] == '.' ||
+            !is_test_device(read_hex_file(path, "vendor"), read_hex_file(path, "device"))) {
+            continue;
+        }
+        write_file(path, "enable", "1");
+        strncat(path, "/resource0", sizeof(path) - strlen(path) - 1);
+        int fd = open(path, O_RDWR | O_SYNC);
+        if (fd < 0) {
+            continue;
+        }
+        void *map = mmap(NULL, BAR0_MAP_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        close(fd);
+        if (map != MAP_FAILED) {
+            bar0 = map;
+        }
+    }
+    closedir(dir);
+    return bar0;
+}
+
+static void *hammer(void *opaque)
+{
+    volatile uint32_t *bar0 = opaque;
+    pin_to_cpu(1);
+    while (!atomic_load_explicit(&hammer_stop, memory_order_relaxed)) {
+        (void)bar0[0];
+        atomic_fetch_add_explicit(&hammer_reads, 1, memory_order_relaxed);
+    }
+    return NULL;
+}
+
+static uint64_t rdtsc(void)
+{
+    uint32_t lo, hi;
+    __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+    return ((uint64_t)hi << 32) | lo;
+}
+
+static uint64_t time_pm_timer_reads(unsigned n)
+{
+    uint64_t start = rdtsc();
+    for (unsigned i = 0; i < n; i++) {
+        (void)inl(PM_TIMER_PORT);
+    }
+    return rdtsc() - start;
+}
+
+int main(int argc, char **argv)
+{
+    unsigned reads = argc > 1 ? strtoul(argv[1], NULL, 0) : 20000;
+    if (iopl(3) != 0) {
+        perror("pmtimer-bench: iopl");
+        return 1;
+    }
+    pin_to_cpu(0);
+    printf("pmbench idle reads=%u cycles=%llu\n", reads,
+           (unsigned long long)time_pm_timer_reads(reads));
+    fflush(stdout);
+
+    volatile uint32_t *bar0 = map_test_device_bar0();
+    if (!bar0) {
+        fprintf(stderr, "pmtimer-bench: no PCI test device (7e57:0001 or 1b36:0005)\n");
+        return 1;
+    }
+    pthread_t thread;
+    if (pthread_create(&thread, NULL, hammer, (void *)bar0) != 0) {
+        fprintf(stderr, "pmtimer-bench: cannot start the hammer thread\n");
+        return 1;
+    }
+    while (atomic_load(&hammer_reads) < 1000) {
+        sched_yield();
+    }
+    uint64_t cycles = time_pm_timer_reads(reads);
+    uint64_t hammered = atomic_load(&hammer_reads);
+    atomic_store(&hammer_stop, true);
+    pthread_join(thread, NULL);
+    printf("pmbench loaded reads=%u cycles=%llu hammer=%llu\n", reads,
+           (unsigned long long)cycles, (unsigned long long)hammered);
+    return 0;
+}

@@ -47,7 +47,9 @@ int main(int argc, char **argv)
     runstate_set_no_reboot(cfg.no_reboot);
     memory_init();
     main_loop_init();
-    main_loop_set_reset_handler(pc_machine_reset);
+    main_loop_set_request_handlers(&(MachineRequestHandlers) {
+        .reset = pc_machine_reset, .suspend = pc_machine_suspend, .wakeup = pc_machine_wakeup,
+    });
 
     if ((cfg.pidfile && !write_pidfile(cfg.pidfile, &err)) ||
         !pc_machine_start(&cfg, &err)) {

@@ -11,6 +11,8 @@ static _Atomic RunState current_state = RUN_STATE_PRELAUNCH;
 static atomic_bool no_reboot;
 static atomic_bool reset_requested;
 static atomic_bool shutdown_requested;
+static atomic_bool suspend_requested;
+static atomic_bool wakeup_requested;
 static atomic_int shutdown_status;
 static void (*vcpu_stopper)(void);
 
@@ -62,6 +64,18 @@ void qemu_system_shutdown_request(int exit_status)
     stop_vcpus_and_wake_main_loop();
 }
 
+void qemu_system_suspend_request(void)
+{
+    atomic_store(&suspend_requested, true);
+    stop_vcpus_and_wake_main_loop();
+}
+
+void qemu_system_wakeup_request(void)
+{
+    atomic_store(&wakeup_requested, true);
+    main_loop_wakeup();
+}
+
 bool runstate_take_reset_request(void)
 {
     return atomic_exchange(&reset_requested, false);
@@ -77,4 +91,14 @@ bool runstate_take_shutdown_request(int *exit_status)
     }
     atomic_store(&shutdown_requested, false);
     return true;
+}
+
+bool runstate_take_suspend_request(void)
+{
+    return atomic_exchange(&suspend_requested, false);
+}
+
+bool runstate_take_wakeup_request(void)
+{
+    return atomic_exchange(&wakeup_requested, false);
 }

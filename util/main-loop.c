@@ -13,7 +13,7 @@
 #include "qemu/main-loop.h"
 #include "sysemu/runstate.h"
 
-static void (*main_loop_reset_handler)(void);
+static MachineRequestHandlers request_handlers;
 
 GMainContext *main_loop_context(void)
 {
@@ -46,19 +46,37 @@ void main_loop_init(void)
     }
 }
 
-void main_loop_set_reset_handler(void (*handler)(void))
+void main_loop_set_request_handlers(const MachineRequestHandlers *handlers)
 {
-    main_loop_reset_handler = handler;
+    request_handlers = *handlers;
+}
+
+/* Take one pending request and run its handler; false if none was pending.
+ * Requests are taken even without a handler, so that none can linger. */
+static bool main_loop_handle_request(void)
+{
+    void (*handler)(void);
+    if (runstate_take_reset_request()) {
+        handler = request_handlers.reset;
+    } else if (runstate_take_suspend_request()) {
+        handler = request_handlers.suspend;
+    } else if (runstate_take_wakeup_request()) {
+        handler = request_handlers.wakeup;
+    } else {
+        return false;
+    }
+    if (handler) {
+        handler();
+    }
+    return true;
 }
 
 int main_loop_run(void)
 {
     int exit_status;
     while (!runstate_take_shutdown_request(&exit_status)) {
-        /* Taken even without a handler, so a request cannot linger. */
-        if (runstate_take_reset_request() && main_loop_reset_handler) {
-            main_loop_reset_handler();
-            continue;   /* the reset may have been followed by a shutdown */
+        if (main_loop_handle_request()) {
+            continue;   /* a shutdown may have followed */
         }
         g_main_context_iteration(main_loop_context(), TRUE);
     }

@@ -20,6 +20,7 @@
 #include "hw/irq.h"
 #include "hw/qdev.h"
 #include "hw/rtc/mc146818rtc.h"
+#include "sysemu/runstate.h"
 #include "qemu/log.h"
 #include "qemu/timer.h"
 
@@ -443,6 +444,11 @@ static void rtc_catch_up(RTCState *s)
             s->cmos[RTC_REG_C] |= RTC_REG_C_UF;
             if (rtc_next_alarm_second(s, s->last_second + 1) <= second) {
                 s->cmos[RTC_REG_C] |= RTC_REG_C_AF;
+                /* An enabled alarm is also a wake-up event (ACPI RTC_STS):
+                 * it resumes a machine in S3 whose guest asked for it. */
+                if (s->cmos[RTC_REG_B] & RTC_REG_B_AIE) {
+                    qemu_system_wakeup_request();
+                }
             }
         }
         /* A host clock stepped backwards simply restarts the count. */

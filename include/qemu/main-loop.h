@@ -10,9 +10,14 @@
 #include <glib-unix.h>
 
 void main_loop_init(void);
-/* What the main loop calls, on the I/O thread, when a reset is requested
- * (sysemu/runstate.h). Without one a reset request is ignored. */
-void main_loop_set_reset_handler(void (*handler)(void));
+/* What the main loop calls, on the I/O thread, for each run-state request
+ * (sysemu/runstate.h). A request without a handler is taken and ignored. */
+typedef struct MachineRequestHandlers {
+    void (*reset)(void);
+    void (*suspend)(void);
+    void (*wakeup)(void);
+} MachineRequestHandlers;
+void main_loop_set_request_handlers(const MachineRequestHandlers *handlers);
 /* Run until a shutdown request; returns the VMM's exit status. */
 int main_loop_run(void);
 /* Wake the main loop from another thread (after a request or new work). */

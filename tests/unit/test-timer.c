@@ -263,7 +263,7 @@ static void request_shutdown(void *opaque)
 
 static void test_main_loop_reset_then_shutdown(void)
 {
-    main_loop_set_reset_handler(count_reset);
+    main_loop_set_request_handlers(&(MachineRequestHandlers) { .reset = count_reset });
     QEMUTimer *reset = timer_new(request_reset, NULL);
     QEMUTimer *shutdown = timer_new(request_shutdown, GINT_TO_POINTER(7));
     int64_t now = clock_get_ns();

@@ -6,7 +6,8 @@
 # L2 kit (the Linux guest that the VMM under test boots), in $KIT_DIR/l2:
 #   bzImage      Debian's linux-image-amd64 kernel
 #   vmlinux      the same kernel uncompressed (ELF with the PVH entry note)
-#   initrd.cpio  busybox, the e1000/virtio/ata_piix modules, iperf3 and an
+#   initrd.cpio  busybox, the e1000/virtio/ata_piix/uio_pci_generic/qemu_fw_cfg
+#                modules, iperf3, the tests/guest programs and an
 #                init (scripts/guest/init-l2) driven by the command line
 #   initrd-fio.cpio  the same followed by a second archive with fio and its
 #                libraries (80 MB: only the disk tests pay for it)
@@ -28,10 +29,14 @@ KIT_DIR=${KIT_DIR:-$KIT_CACHE/kit}
 kernel_pkg=$(kit_kernel_package)
 [ -n "$kernel_pkg" ] || kit_die "apt does not know $KIT_KERNEL_PKG (run apt-get update)"
 L1_TOOLS=(iperf3 fio iproute2)
-mapfile -t closure < <(kit_closure "${L1_TOOLS[@]}")
+# L2 guests also get pciutils' lspci (busybox-static has none).
+L2_TOOLS=(pciutils)
+mapfile -t closure < <(kit_closure "${L1_TOOLS[@]}" "${L2_TOOLS[@]}")
 KIT_PACKAGES=("$kernel_pkg" busybox-static "${closure[@]}")
 
-stamp=$(kit_stamp "$0" "$here/lib/kit.sh" "$here/guest/init-l2" "$here/guest/init-l1")
+guest_tests=$here/../tests/guest
+stamp=$(kit_stamp "$0" "$here/lib/kit.sh" "$here/guest/init-l2" "$here/guest/init-l1" \
+        "$guest_tests"/*.c "$here/../include/hw/misc/pdl-testdev-regs.h")
 if [ -f "$KIT_DIR/stamp" ] && [ "$(cat "$KIT_DIR/stamp")" = "$stamp" ]; then
     kit_log "kit is up to date in $KIT_DIR"
     [ "${1:-}" = --print-dir ] && echo "$KIT_DIR"
@@ -68,8 +73,13 @@ l2=$work/l2; l2root=$work/l2root
 mkdir -p "$l2"
 kit_base_root "$sysroot" "$l2root"
 kit_copy_modules "$sysroot" "$l2root" e1000 virtio_pci virtio_net virtio_blk \
-    ata_piix ata_generic sd_mod
-kit_copy_elf "$sysroot" usr/bin/iperf3 "$l2root"
+    ata_piix ata_generic sd_mod uio_pci_generic qemu_fw_cfg
+for tool in usr/bin/iperf3 usr/bin/lspci; do kit_copy_elf "$sysroot" "$tool" "$l2root"; done
+# Guest-side test programs (tests/guest), static so they need nothing else.
+for src in "$guest_tests"/*.c; do
+    gcc -static -O2 -pthread -Wall -Wextra -I"$here/../include" -o "$l2root/bin/$(basename "$src" .c)" \
+        "$src" || kit_die "cannot build $src"
+done
 install -m 755 "$here/guest/init-l2" "$l2root/init"
 cp "$bzimage" "$l2/bzImage"
 extract_vmlinux "$bzimage" "$l2/vmlinux"

@@ -5,11 +5,13 @@
 set -euo pipefail
 packages=(
     # build
-    gcc make meson ninja-build pkg-config libglib2.0-dev liburcu-dev
+    gcc libc6-dev make meson ninja-build pkg-config libglib2.0-dev liburcu-dev
     # guest kits: apt-get download, dpkg-deb, cpio, depmod, readelf, xz
     apt dpkg cpio kmod binutils xz-utils
     # test harness and the host side of guest tests
     python3 python3-pytest iproute2 iperf3 fio
+    # test-acpi disassembles the generated DSDT with iasl
+    acpica-tools
     # the bench's outer host and the reference VMM
     qemu-system-x86 qemu-utils
 )

@@ -128,6 +128,13 @@ static bool kvm_create_vm(Error **errp)
             error_setg_errno(errp, errno, "KVM_CREATE_PIT2 (use -machine pit=off?)");
             return false;
         }
+        /* lost_tick_policy=discard: ticks the guest missed are dropped
+         * instead of delivered late in a burst. */
+        struct kvm_reinject_control reinject = { .pit_reinject = !kvm_state.pit_discard_lost_ticks };
+        if (ioctl(kvm_state.vm_fd, KVM_REINJECT_CONTROL, &reinject) < 0) {
+            error_setg_errno(errp, errno, "KVM_REINJECT_CONTROL (kvm-pit.lost_tick_policy)");
+            return false;
+        }
     }
     for (unsigned i = 0; i < kvm_state.nslots; i++) {
         if (!kvm_set_slot(&kvm_state.slots[i], errp)) {
@@ -137,7 +144,7 @@ static bool kvm_create_vm(Error **errp)
     return true;
 }
 
-bool kvm_init(bool pit, Error **errp)
+bool kvm_init(bool pit, bool pit_discard_lost_ticks, Error **errp)
 {
     kvm_state.kvm_fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
     if (kvm_state.kvm_fd < 0) {
@@ -170,6 +177,7 @@ bool kvm_init(bool pit, Error **errp)
         return false;
     }
     kvm_state.pit = pit;
+    kvm_state.pit_discard_lost_ticks = pit_discard_lost_ticks;
     if (!kvm_create_vm(errp)) {
         return false;
     }

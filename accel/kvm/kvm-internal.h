@@ -19,6 +19,7 @@ typedef struct KVMState {
     int vm_fd;
     int run_size;               /* of each vCPU's shared kvm_run area */
     bool pit;
+    bool pit_discard_lost_ticks;
     KVMSlot slots[4];
     unsigned nslots;
 } KVMState;

@@ -1,12 +1,15 @@
 /*
  * The pc machine (hw/i386/pc.h): RAM layout and e820 map, the ISA devices
- * of a PC, the MP table, the directly loaded kernel, KVM vCPUs; and reset.
+ * of a PC, the i440FX PCI bus, ACPI and fw_cfg, the MP table, the directly
+ * loaded kernel, KVM vCPUs; reset and S3 resume.
  */
 #include <errno.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <glib.h>
 #include "chardev/char.h"
 #include "exec/memory.h"
+#include "hw/acpi/acpi.h"
 #include "hw/char/serial.h"
 #include "hw/i386/boot.h"
 #include "hw/i386/mptable.h"
@@ -14,6 +17,9 @@
 #include "hw/input/i8042.h"
 #include "hw/irq.h"
 #include "hw/misc/isa-misc.h"
+#include "hw/misc/testdev.h"
+#include "hw/nvram/fw_cfg.h"
+#include "hw/pci-host/i440fx.h"
 #include "hw/rtc/mc146818rtc.h"
 #include "qemu/error.h"
 #include "sysemu/cpuid.h"
@@ -24,8 +30,19 @@
 #define KVM_PRIVATE_AREA      0xfeffc000ULL
 #define KVM_PRIVATE_AREA_SIZE 0x4000ULL
 #define EBDA_START            0x9fc00ULL
-#define BIOS_AREA_START       0xf0000ULL
+/* Where a BIOS keeps its tables: ACPI (0xe0000) and MP (0xf0000). */
+#define BIOS_AREA_START       ACPI_TABLES_ADDR
 #define HIGH_MEMORY_START     0x100000ULL
+
+/* What firmware would give PCI BARs: I/O above the ISA range, memory
+ * between the end of low RAM (or 3.5 GiB, whichever is higher) and the
+ * IOAPIC. The ACPI host-bridge windows say the same. */
+#define PCI_IO_BASE           0xc000
+#define PCI_IO_WINDOW_BASE    0x0d00
+#define PCI_IO_LIMIT          0xffff
+#define PCI_MEM_ASSIGN_BASE   0xe0000000ULL
+#define PCI_MEM_LIMIT         (IOAPIC_ADDR - 1)
+#define PCI_INTX_GSI_BASE     16
 
 static const struct {
     uint16_t iobase;
@@ -38,6 +55,10 @@ typedef struct PCMachine {
     E820Table e820;
     MemoryRegion ram_low, ram_high;
     Chardev *serial_backends[G_N_ELEMENTS(com_ports)];
+    PCIBus *pci_bus;
+    AcpiPMState *acpi_pm;       /* NULL with acpi=off */
+    FWCfgState *fw_cfg;
+    uint64_t rsdp_addr, facs_addr;  /* 0 with acpi=off */
 } PCMachine;
 
 static PCMachine pc;
@@ -113,7 +134,54 @@ static bool pc_create_serials(const MachineConfig *cfg, Error **errp)
     return true;
 }
 
-static bool pc_create_devices(const MachineConfig *cfg, Error **errp)
+/*
+ * PCI INTx: the PIIX3 swizzle of QEMU's pc machine ((slot + pin - 1) mod 4
+ * picks PIRQA-D), but each PIRQ goes straight to its own IOAPIC GSI (16-19)
+ * instead of through guest-programmable links to shared ISA IRQs: level
+ * lines no ISA device shares, and nothing for the guest to route. The
+ * ACPI _PRT and the MP table describe exactly this.
+ */
+static unsigned pc_pci_map_irq(unsigned slot, unsigned pin)
+{
+    return PCI_INTX_GSI_BASE + ((slot + pin - 1) & 3);
+}
+
+static int device_config_devfn(const DeviceConfig *dev)
+{
+    const char *addr = g_hash_table_lookup(dev->props, "addr");
+    return addr ? (int)g_ascii_strtoull(addr, NULL, 10) : -1;
+}
+
+static uint64_t device_config_uint(const DeviceConfig *dev, const char *name)
+{
+    return g_ascii_strtoull(g_hash_table_lookup(dev->props, name), NULL, 0);
+}
+
+static bool pc_create_user_device(PCMachine *m, const DeviceConfig *dev, Error **errp)
+{
+    if (g_str_equal(dev->driver, "isa-debug-exit")) {
+        return isa_debug_exit_new(device_config_uint(dev, "iobase"),
+                                  device_config_uint(dev, "iosize"), errp);
+    }
+    if (g_str_equal(dev->driver, "pc-testdev")) {
+        return pc_testdev_new(errp);
+    }
+    if (g_str_equal(dev->driver, "pci-testdev")) {
+        return pci_testdev_new(m->pci_bus, device_config_devfn(dev), errp);
+    }
+    if (g_str_equal(dev->driver, "pdl-testdev")) {
+        return pdl_testdev_new(m->pci_bus, device_config_devfn(dev), errp);
+    }
+    error_setg(errp, "not available on the pc machine");
+    return false;
+}
+
+static uint64_t pc_pci_mem_base(const PCMachine *m)
+{
+    return MAX(m->mem.below_4g, PCI_MEM_ASSIGN_BASE);
+}
+
+static bool pc_create_devices(PCMachine *m, const MachineConfig *cfg, Error **errp)
 {
     if (!pc_create_serials(cfg, errp)) {
         return false;
@@ -122,23 +190,93 @@ static bool pc_create_devices(const MachineConfig *cfg, Error **errp)
     if (!rtc) {
         return false;
     }
-    rtc_set_pc_memory_info(rtc, pc.mem.below_4g, pc.mem.above_4g, cfg->smp_cpus);
+    rtc_set_pc_memory_info(rtc, m->mem.below_4g, m->mem.above_4g, cfg->smp_cpus);
     port80_new();
     i8042_new();
+    m->pci_bus = i440fx_init(pc_pci_map_irq, errp);
+    if (!m->pci_bus || (cfg->acpi && !(m->acpi_pm = acpi_pm_new(errp))) ||
+        !(m->fw_cfg = fw_cfg_new(errp))) {
+        return false;
+    }
     for (guint i = 0; i < cfg->devices->len; i++) {
         const DeviceConfig *dev = g_ptr_array_index(cfg->devices, i);
-        if (g_str_equal(dev->driver, "isa-debug-exit")) {
-            uint16_t iobase = g_ascii_strtoull(g_hash_table_lookup(dev->props, "iobase"), NULL, 0);
-            uint16_t iosize = g_ascii_strtoull(g_hash_table_lookup(dev->props, "iosize"), NULL, 0);
-            if (!isa_debug_exit_new(iobase, iosize, errp)) {
-                return false;
-            }
-        } else {
-            error_setg(errp, "-device %s: not available on the pc machine", dev->driver);
+        if (!pc_create_user_device(m, dev, errp)) {
+            error_prepend(errp, "-device %s: ", dev->driver);
+            return false;
+        }
+    }
+    return pci_bus_assign_resources(m->pci_bus, PCI_IO_BASE, PCI_IO_LIMIT,
+                                    pc_pci_mem_base(m), PCI_MEM_LIMIT, errp);
+}
+
+/* A host file as a fw_cfg item with its size under another key. */
+static bool pc_fw_cfg_add_file_item(FWCfgState *fw, uint16_t size_key, uint16_t data_key,
+                                    const char *path, Error **errp)
+{
+    struct stat st;
+    if (stat(path, &st) < 0) {
+        error_setg_errno(errp, errno, "%s", path);
+        return false;
+    }
+    fw_cfg_add_i32(fw, size_key, st.st_size);
+    return fw_cfg_add_mapped_file(fw, data_key, path, errp);
+}
+
+static bool pc_fw_cfg_add_user_item(FWCfgState *fw, const FwCfgItemConfig *item, Error **errp)
+{
+    if (item->string) {
+        return fw_cfg_add_file(fw, item->name, item->string, strlen(item->string), errp);
+    }
+    g_autofree char *contents = NULL;
+    gsize len;
+    GError *gerr = NULL;
+    if (!g_file_get_contents(item->file, &contents, &len, &gerr)) {
+        error_setg(errp, "-fw_cfg name=%s: %s", item->name, gerr->message);
+        g_error_free(gerr);
+        return false;
+    }
+    return fw_cfg_add_file(fw, item->name, contents, len, errp);
+}
+
+/* The keys QEMU's pc machine provides: machine facts, the -kernel, -initrd
+ * and -append contents (whole files: there is no option ROM here that
+ * splits a bzImage's setup from its payload), and -fw_cfg items. */
+static bool pc_fill_fw_cfg(PCMachine *m, const MachineConfig *cfg, Error **errp)
+{
+    FWCfgState *fw = m->fw_cfg;
+    fw_cfg_add_i16(fw, FW_CFG_NB_CPUS, cfg->smp_cpus);
+    fw_cfg_add_i16(fw, FW_CFG_MAX_CPUS, cfg->smp_maxcpus);
+    fw_cfg_add_i64(fw, FW_CFG_RAM_SIZE, cfg->ram_size);
+    fw_cfg_add_i16(fw, FW_CFG_NOGRAPHIC, cfg->nographic);
+    const char *cmdline = cfg->append ? cfg->append : "";
+    fw_cfg_add_i32(fw, FW_CFG_CMDLINE_ADDR, BOOT_CMDLINE_ADDR);
+    fw_cfg_add_i32(fw, FW_CFG_CMDLINE_SIZE, strlen(cmdline) + 1);
+    fw_cfg_add_bytes(fw, FW_CFG_CMDLINE_DATA, cmdline, strlen(cmdline) + 1);
+    if ((cfg->kernel && !pc_fw_cfg_add_file_item(fw, FW_CFG_KERNEL_SIZE, FW_CFG_KERNEL_DATA,
+                                                 cfg->kernel, errp)) ||
+        (cfg->initrd && !strchr(cfg->initrd, ',') &&
+         !pc_fw_cfg_add_file_item(fw, FW_CFG_INITRD_SIZE, FW_CFG_INITRD_DATA, cfg->initrd,
+                                  errp))) {
+        return false;
+    }
+    for (guint i = 0; i < cfg->fw_cfg_items->len; i++) {
+        if (!pc_fw_cfg_add_user_item(fw, g_ptr_array_index(cfg->fw_cfg_items, i), errp)) {
             return false;
         }
     }
     return true;
+}
+
+static bool pc_build_acpi_tables(PCMachine *m, const uint32_t *apic_ids, unsigned ncpus,
+                                 uint8_t ioapic_id, Error **errp)
+{
+    AcpiTablesConfig acpi = {
+        .ncpus = ncpus, .apic_ids = apic_ids, .ioapic_id = ioapic_id,
+        .pci_io_base = PCI_IO_WINDOW_BASE, .pci_io_limit = PCI_IO_LIMIT,
+        .pci_mem_base = m->mem.below_4g, .pci_mem_limit = PCI_MEM_LIMIT,
+        .pci_map_irq = pc_pci_map_irq, .fw_cfg = true,
+    };
+    return acpi_build_tables(&m->mem, &acpi, &m->rsdp_addr, &m->facs_addr, errp);
 }
 
 /* Everything a boot or a reset writes into guest RAM and the boot CPU. */
@@ -150,9 +288,11 @@ static bool pc_load_boot_state(PCMachine *m, Error **errp)
     for (unsigned i = 0; i < ncpus; i++) {
         apic_ids[i] = kvm_vcpu_apic_id(i);
     }
-    MPTableConfig mp = { .ncpus = ncpus, .apic_ids = apic_ids };
+    MPTableConfig mp = { .ncpus = ncpus, .apic_ids = apic_ids, .pci_map_irq = pc_pci_map_irq };
     kvm_cpu_signature(&mp.cpu_signature, &mp.cpu_features);
-    bool ok = mptable_build(&m->mem, &mp, NULL, errp);
+    uint8_t ioapic_id;
+    bool ok = mptable_build(&m->mem, &mp, &ioapic_id, errp) &&
+              (!cfg->acpi || pc_build_acpi_tables(m, apic_ids, ncpus, ioapic_id, errp));
     g_free(apic_ids);
     if (!ok) {
         return false;
@@ -164,7 +304,7 @@ static bool pc_load_boot_state(PCMachine *m, Error **errp)
     }
     KernelBootConfig boot = {
         .kernel_path = cfg->kernel, .initrd = cfg->initrd, .cmdline = cfg->append,
-        .e820 = &m->e820,
+        .e820 = &m->e820, .rsdp_addr = m->rsdp_addr,
     };
     BootCpuState cpu;
     return x86_load_kernel(&boot, &m->mem, &cpu, errp) && kvm_set_boot_state(&cpu, errp);
@@ -173,7 +313,7 @@ static bool pc_load_boot_state(PCMachine *m, Error **errp)
 bool pc_machine_start(const MachineConfig *cfg, Error **errp)
 {
     pc.cfg = cfg;
-    if (!cpuid_check_config(&cfg->cpu, errp) || !kvm_init(cfg->pit, errp) ||
+    if (!cpuid_check_config(&cfg->cpu, errp) || !kvm_init(cfg->pit, cfg->pit_discard_lost_ticks, errp) ||
         !pc_allocate_ram(&pc, cfg->ram_size, errp)) {
         return false;
     }
@@ -183,8 +323,9 @@ bool pc_machine_start(const MachineConfig *cfg, Error **errp)
     };
     runstate_set_vcpu_stopper(kvm_request_pause_all);
     return kvm_create_vcpus(cfg->smp_cpus, &cfg->cpu, &topo, errp) &&
-           pc_create_devices(cfg, errp) &&
+           pc_create_devices(&pc, cfg, errp) &&
            pc_load_boot_state(&pc, errp) &&
+           pc_fill_fw_cfg(&pc, cfg, errp) &&
            kvm_start_vcpus(errp);
 }
 
@@ -197,6 +338,57 @@ void pc_machine_reset(void)
     irq_reset_all();
     if (!kvm_reset_vm(&err) || !pc_load_boot_state(&pc, &err)) {
         error_prepend(&err, "reset failed: ");
+        error_report_err(err);
+        qemu_system_shutdown_request(1);
+        return;
+    }
+    runstate_set(RUN_STATE_RUNNING);
+    kvm_resume_all();
+}
+
+void pc_machine_suspend(void)
+{
+    kvm_pause_all();
+    runstate_set(RUN_STATE_SUSPENDED);
+}
+
+/* FACS.Firmware_Waking_Vector (ACPI 6.4, 5.2.10): real-mode address. */
+#define FACS_WAKING_VECTOR_OFFSET 12
+
+static uint32_t pc_facs_waking_vector(PCMachine *m)
+{
+    uint32_t *vector = guest_memory_ptr(&m->mem, m->facs_addr + FACS_WAKING_VECTOR_OFFSET,
+                                        sizeof(*vector));
+    return vector ? *vector : 0;
+}
+
+static bool pc_resume_from_s3(PCMachine *m, Error **errp)
+{
+    uint32_t vector = pc_facs_waking_vector(m);
+    if (!vector) {
+        /* Nothing to resume: firmware would boot afresh. */
+        return pc_load_boot_state(m, errp);
+    }
+    acpi_pm_set_woken(m->acpi_pm, true);
+    BootCpuState cpu = {
+        .mode = BOOT_CPU_REAL16,
+        .code_selector = vector >> 4, .data_selector = vector >> 4,
+        .rip = vector & 0xf,
+    };
+    return kvm_set_boot_state(&cpu, errp);
+}
+
+void pc_machine_wakeup(void)
+{
+    if (runstate_get() != RUN_STATE_SUSPENDED || !pc.acpi_pm ||
+        !acpi_pm_rtc_wake_enabled(pc.acpi_pm)) {
+        return;
+    }
+    Error *err = NULL;
+    device_reset_all();
+    irq_reset_all();
+    if (!kvm_reset_vm(&err) || !pc_resume_from_s3(&pc, &err)) {
+        error_prepend(&err, "resume from S3 failed: ");
         error_report_err(err);
         qemu_system_shutdown_request(1);
         return;

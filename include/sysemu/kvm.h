@@ -18,8 +18,9 @@
 #include "sysemu/cpuid.h"
 
 /* Open /dev/kvm and create the VM (irqchip, GSI routing of a PC, PIT if
- * pit is true). Installs the irq backend (hw/irq.h). */
-bool kvm_init(bool pit, Error **errp);
+ * pit is true; with pit_discard_lost_ticks its missed ticks are dropped,
+ * kvm-pit.lost_tick_policy=discard). Installs the irq backend (hw/irq.h). */
+bool kvm_init(bool pit, bool pit_discard_lost_ticks, Error **errp);
 
 /* Register guest RAM [gpa, gpa + size) backed by host memory. */
 bool kvm_add_ram(uint64_t gpa, uint64_t size, void *host, Error **errp);

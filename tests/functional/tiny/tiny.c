@@ -10,6 +10,11 @@
  * to the serial port's scratch register, a trivial register behind a device
  * lock, or to an unassigned MMIO address) and prints
  *   tiny: bench <kind> exits=N cycles=<TSC cycles for all of them>
+ * With "pmbench=N" it times N reads of the ACPI PM timer (port 0x608) on
+ * the BSP, first idle, then while the AP hammers BAR0 of a PCI test device
+ * (ours, 7e57:0001, or QEMU's pci-testdev, 1b36:0005), and prints
+ *   tiny: pmbench idle reads=N cycles=<TSC cycles>
+ *   tiny: pmbench loaded reads=N cycles=<TSC cycles> hammer=<AP's reads>
  * With "reboot" it resets the machine through the keyboard controller the
  * first time (marking CMOS byte 0x40, which survives a reset) and prints
  * "tiny: second boot" the next time.
@@ -32,6 +37,10 @@
 #define CMOS_BOOT_MARK  0x40
 #define KBC_COMMAND     0x64
 #define UNASSIGNED_MMIO 0xfe000000u     /* in the PCI hole: nothing there */
+#define PCI_CONFIG_ADDRESS 0xcf8
+#define PCI_CONFIG_DATA    0xcfc
+#define PCI_COMMAND_MEMORY 0x2
+#define ACPI_PM_TIMER   0x608           /* QEMU's and our PM base 0x600, + 8 */
 
 struct multiboot_info {
     uint32_t flags, mem_lower, mem_upper, boot_device, cmdline;
@@ -48,6 +57,8 @@ extern char trampoline_start[], trampoline_end[];
 uint32_t ap_stack_top;
 static volatile int ap_started;
 static uint8_t ap_stack[4096] __attribute__((aligned(16)));
+/* What the AP does once up; NULL: report and halt. */
+static void (*volatile ap_job)(void);
 
 static inline void outb(uint16_t port, uint8_t value)
 {
@@ -58,6 +69,18 @@ static inline uint8_t inb(uint16_t port)
 {
     uint8_t value;
     __asm__ volatile("inb %1, %0" : "=a"(value) : "Nd"(port));
+    return value;
+}
+
+static inline void outl(uint16_t port, uint32_t value)
+{
+    __asm__ volatile("outl %0, %1" : : "a"(value), "Nd"(port));
+}
+
+static inline uint32_t inl(uint16_t port)
+{
+    uint32_t value;
+    __asm__ volatile("inl %1, %0" : "=a"(value) : "Nd"(port));
     return value;
 }
 
@@ -146,6 +169,9 @@ void ap_main(void)
     put_dec(lapic_read(LAPIC_ID) >> 24);
     puts_serial(" up\n");
     ap_started = 1;
+    if (ap_job) {
+        ap_job();
+    }
     for (;;) {
         __asm__ volatile("cli; hlt");
     }
@@ -170,6 +196,86 @@ static void run_bench(const char *spec)
     put_dec(n);
     puts_serial(" cycles=");
     put_hex(cycles);
+    putc_serial('\n');
+}
+
+static void start_ap(uint32_t apic_id);
+
+static uint32_t pci_config_address(unsigned slot, unsigned offset)
+{
+    return 0x80000000u | slot << 11 | offset;
+}
+
+/* BAR0 of the first PCI test device on bus 0, memory decoding enabled;
+ * 0 if there is none. */
+static uint32_t find_test_device_bar0(void)
+{
+    for (unsigned slot = 0; slot < 32; slot++) {
+        outl(PCI_CONFIG_ADDRESS, pci_config_address(slot, 0));
+        uint32_t id = inl(PCI_CONFIG_DATA);
+        if (id == 0x00017e57 || id == 0x00051b36) {
+            outl(PCI_CONFIG_ADDRESS, pci_config_address(slot, 4));
+            uint32_t command = inl(PCI_CONFIG_DATA) & 0xffff;
+            outl(PCI_CONFIG_DATA, command | PCI_COMMAND_MEMORY);
+            outl(PCI_CONFIG_ADDRESS, pci_config_address(slot, 0x10));
+            return inl(PCI_CONFIG_DATA) & ~0xfu;
+        }
+    }
+    return 0;
+}
+
+static volatile uint32_t *hammer_reg;
+static volatile uint32_t hammer_count, hammer_stop;
+
+static void hammer_test_device(void)
+{
+    while (!hammer_stop) {
+        (void)*hammer_reg;
+        hammer_count++;
+    }
+}
+
+static uint64_t time_pm_timer_reads(uint32_t n)
+{
+    uint64_t start = rdtsc();
+    for (uint32_t i = 0; i < n; i++) {
+        (void)inl(ACPI_PM_TIMER);
+    }
+    return rdtsc() - start;
+}
+
+static void report_pmbench(const char *phase, uint32_t n, uint64_t cycles)
+{
+    puts_serial("tiny: pmbench ");
+    puts_serial(phase);
+    puts_serial(" reads=");
+    put_dec(n);
+    puts_serial(" cycles=");
+    put_hex(cycles);
+}
+
+static void run_pmbench(const char *count)
+{
+    uint32_t n = parse_dec(&count);
+    report_pmbench("idle", n, time_pm_timer_reads(n));
+    putc_serial('\n');
+    uint32_t bar0 = find_test_device_bar0();
+    if (!bar0) {
+        puts_serial("tiny: pmbench found no PCI test device\n");
+        return;
+    }
+    hammer_reg = (volatile uint32_t *)bar0;
+    ap_job = hammer_test_device;
+    start_ap(1);
+    while (ap_started && hammer_count < 1000) {
+        __asm__ volatile("pause");
+    }
+    uint64_t cycles = time_pm_timer_reads(n);
+    uint32_t hammered = hammer_count;
+    hammer_stop = 1;
+    report_pmbench("loaded", n, cycles);
+    puts_serial(" hammer=");
+    put_dec(hammered);
     putc_serial('\n');
 }
 
@@ -259,6 +365,10 @@ void tiny_main(uint32_t magic, const struct multiboot_info *info)
     const char *bench = cmdline_find(cmdline, "bench");
     if (bench && *bench == '=') {
         run_bench(bench + 1);
+    }
+    const char *pmbench = cmdline_find(cmdline, "pmbench");
+    if (pmbench && *pmbench == '=') {
+        run_pmbench(pmbench + 1);
     }
     const char *exit = cmdline_find(cmdline, "exit");
     if (exit && *exit == '=') {

@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""ACPI PM-timer read cost, idle and while another vCPU hammers a PCI device.
+
+The guest reads the PM timer port N times on vCPU 0, timed with its TSC,
+first with vCPU 1 idle, then while vCPU 1 keeps reading BAR0 of a PCI test
+device. With device-lock=on the timer (lock-free) and the test device (its
+own lock) never meet; with device-lock=off every exit takes the one global
+lock, and the timer reads queue behind the hammering. Debian's QEMU (the
+PM timer under its global lock, the BQL) is the reference column; it has no
+pdl-testdev, so it hammers QEMU's pci-testdev.
+
+  tests/bench/pm_timer.py [--reads N] [--rounds R] [--nested]
+
+Default: the tiny multiboot guest on the local /dev/kvm. --nested: Debian's
+Linux in L2 on the bench, running tests/guest/pmtimer-bench.c. Reports the
+median cycles per read, idle and loaded, and loaded/idle. Not pass/fail.
+"""
+
+import argparse
+import re
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tests/functional"))
+
+import kvmhost  # noqa: E402
+
+REFERENCE = "/usr/bin/qemu-system-x86_64"
+# The tiny guest prints hex cycles, pmtimer-bench decimal.
+RESULT = re.compile(r"pmbench (idle|loaded) reads=(\d+) cycles=(0x[0-9a-f]+|\d+)")
+
+CONFIGS = {
+    # name: (VMM shell word, arguments that pick lock mode and device)
+    "ours-lock-on": ('"$OURS"', "-machine pc,device-lock=on -device pdl-testdev"),
+    "ours-lock-off": ('"$OURS"', "-machine pc,device-lock=off -device pdl-testdev"),
+    "qemu": ('"$BENCH_FILES/qemu"', "-device pci-testdev"),
+}
+
+
+def tiny_command(vmm, extra, reads):
+    return (f"{vmm} -accel kvm -m 64M -smp 2 -nographic -no-reboot {extra} "
+            "-device isa-debug-exit,iobase=0xf4,iosize=4 "
+            f"""-kernel "$BENCH_FILES/tiny.elf" -append 'pmbench={reads} exit=0'""")
+
+
+def linux_command(vmm, extra, reads):
+    guest = kvmhost.l2_args(f"pmtimer-bench {reads}", smp=2, extra=[extra])
+    return f"VMM={vmm}; guest_run pmbench 240 {guest}"
+
+
+def fragment(vmm, reads, rounds, nested):
+    make = linux_command if nested else tiny_command
+    lines = ["OURS=$VMM"]
+    for _ in range(rounds):
+        for name, (word, extra) in CONFIGS.items():
+            lines += [f"echo @@CONFIG {name}", make(word, extra, reads)]
+    limit = (900 if nested else 120) * rounds * len(CONFIGS)
+    return kvmhost.Fragment("pm_timer", "\n".join(lines), str(vmm), limit=limit)
+
+
+def parse(output):
+    """{(config, phase): [cycles per read, ...]}"""
+    results, config = {}, None
+    for line in output.splitlines():
+        if line.startswith("@@CONFIG "):
+            config = line.split()[1]
+        m = RESULT.search(line)
+        if m and config:
+            phase, reads, cycles = m.group(1), int(m.group(2)), int(m.group(3), 0)
+            results.setdefault((config, phase), []).append(cycles / reads)
+    return results
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--reads", type=int, default=20000)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--nested", action="store_true")
+    args = ap.parse_args()
+    subprocess.run(["make", "-s", "-C", str(REPO)], check=True, stdout=subprocess.DEVNULL)
+    tiny = REPO / "build" / "tiny"
+    subprocess.run(["make", "-s", "-C", str(REPO / "tests/functional/tiny"), f"OUT={tiny}"],
+                   check=True)
+    vmm = REPO / "build/qemu-system-x86_64"
+    files = {"qemu": REFERENCE, "tiny.elf": tiny / "tiny.elf"}
+    outcome = kvmhost.run_batch([fragment(vmm, args.reads, args.rounds, args.nested)],
+                                mode="nested" if args.nested else "direct",
+                                files=files)["pm_timer"]
+    results = parse(outcome.output)
+    where = "Linux in L2 on the bench" if args.nested else "tiny guest on the local /dev/kvm"
+    print(f"PM-timer read cost, {where}, {args.reads} reads x {args.rounds} rounds, "
+          "median TSC cycles per read")
+    for name in CONFIGS:
+        idle, loaded = results.get((name, "idle")), results.get((name, "loaded"))
+        if not idle or not loaded:
+            print(f"  {name:14s} no results (see build/test-logs)")
+            continue
+        mi, ml = statistics.median(idle), statistics.median(loaded)
+        print(f"  {name:14s} idle {mi:9.0f}  loaded {ml:9.0f}  loaded/idle {ml / mi:.3f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -8,6 +8,12 @@
  * EINTR) or it will enter it with immediate_exit set (it returns at once).
  * Only the vCPU clears immediate_exit, under control_lock, when it has
  * acted on the request, so no kick is ever lost.
+ *
+ * That also makes immediate_exit the vCPU's cheap "any request?" test: it
+ * reads it without control_lock on every exit and takes the lock only when
+ * it is set (or after the guest stopped), so vCPUs exiting at full rate
+ * never meet on a VM-wide mutex. The flag is set even before the thread
+ * runs, when there is nobody to signal yet.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -378,9 +384,13 @@ static bool vcpu_handle_exit(VCPU *cpu)
 }
 
 /* Act on pause/stop requests; returns false when the thread must end. A
- * halted vCPU waits here until a reset resumes it or it is stopped. */
-static bool vcpu_check_requests(VCPU *cpu)
+ * halted vCPU (take_lock) waits here until a reset resumes it or it is
+ * stopped. */
+static bool vcpu_check_requests(VCPU *cpu, bool take_lock)
 {
+    if (!take_lock && !__atomic_load_n(&cpu->run->immediate_exit, __ATOMIC_ACQUIRE)) {
+        return true;
+    }
     pthread_mutex_lock(&control_lock);
     while (!cpu->stop_requested && (cpu->pause_requested || cpu->halted)) {
         cpu->paused = true;
@@ -389,7 +399,7 @@ static bool vcpu_check_requests(VCPU *cpu)
     }
     cpu->paused = false;
     bool keep_running = !cpu->stop_requested;
-    cpu->run->immediate_exit = 0;
+    __atomic_store_n(&cpu->run->immediate_exit, 0, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&control_lock);
     return keep_running;
 }
@@ -402,8 +412,9 @@ static void *vcpu_thread(void *opaque)
     sigaddset(&unblock, SIG_KICK);
     pthread_sigmask(SIG_UNBLOCK, &unblock, NULL);
 
-    while (vcpu_check_requests(cpu)) {
-        bool can_go_on;
+    /* The first check takes the lock: requests may predate the thread. */
+    bool can_go_on = false;
+    while (vcpu_check_requests(cpu, !can_go_on)) {
         if (ioctl(cpu->fd, KVM_RUN, 0) < 0) {
             if (errno == EINTR || errno == EAGAIN) {
                 continue;
@@ -445,8 +456,8 @@ static void vcpus_request(VCPURequest request)
         } else {
             cpu->stop_requested = true;
         }
+        __atomic_store_n(&cpu->run->immediate_exit, 1, __ATOMIC_RELEASE);
         if (cpu->thread_running) {
-            cpu->run->immediate_exit = 1;
             pthread_kill(cpu->thread, SIG_KICK);
         }
     }

@@ -37,8 +37,7 @@
 
 #define ACPI_RSDP_REVISION      2       /* ACPI 2.0+: XSDT address present */
 #define ACPI_RSDP_V1_LENGTH     20      /* what the first checksum covers */
-#define ACPI_RSDT_REVISION      1
-#define ACPI_XSDT_REVISION      1
+#define ACPI_SDT_LIST_REVISION  1       /* RSDT and XSDT */
 #define ACPI_FADT_REVISION      3
 #define ACPI_FACS_VERSION       2
 #define ACPI_MADT_REVISION      3
@@ -574,27 +573,17 @@ static size_t build_madt(AcpiArea *area, const AcpiTablesConfig *cfg)
 
 /* ---- RSDT, XSDT, RSDP ---- */
 
-static size_t build_rsdt(AcpiArea *area, const size_t *tables, unsigned n)
+/* RSDT (4-byte entries) or XSDT (8-byte entries, only 4-byte aligned after
+ * the 36-byte header, hence memcpy): the addresses of the other tables. */
+static size_t build_table_list(AcpiArea *area, const char *signature, size_t entry_size,
+                               const size_t *tables, unsigned n)
 {
-    size_t offset = table_new(area, "RSDT", ACPI_RSDT_REVISION,
-                              sizeof(AcpiTableHeader) + n * sizeof(uint32_t));
-    uint32_t *entries = area_at(area, offset + sizeof(AcpiTableHeader));
-    for (unsigned i = 0; i < n; i++) {
-        entries[i] = area_address(tables[i]);
-    }
-    table_seal(area, offset);
-    return offset;
-}
-
-static size_t build_xsdt(AcpiArea *area, const size_t *tables, unsigned n)
-{
-    size_t offset = table_new(area, "XSDT", ACPI_XSDT_REVISION,
-                              sizeof(AcpiTableHeader) + n * sizeof(uint64_t));
-    /* The entries are 64-bit but only 4-byte aligned (after 36 bytes). */
+    size_t offset = table_new(area, signature, ACPI_SDT_LIST_REVISION,
+                              sizeof(AcpiTableHeader) + n * entry_size);
     uint8_t *entries = area_at(area, offset + sizeof(AcpiTableHeader));
     for (unsigned i = 0; i < n; i++) {
-        uint64_t address = area_address(tables[i]);
-        memcpy(entries + i * sizeof(address), &address, sizeof(address));
+        uint64_t address = area_address(tables[i]);    /* little-endian host */
+        memcpy(entries + i * entry_size, &address, entry_size);
     }
     table_seal(area, offset);
     return offset;
@@ -662,8 +651,10 @@ static bool acpi_layout_tables(AcpiArea *area, const AcpiTablesConfig *cfg,
         return false;
     }
     size_t tables[] = { build_fadt(area, facs, dsdt), build_madt(area, cfg) };
-    size_t rsdt = build_rsdt(area, tables, G_N_ELEMENTS(tables));
-    size_t xsdt = build_xsdt(area, tables, G_N_ELEMENTS(tables));
+    size_t rsdt = build_table_list(area, "RSDT", sizeof(uint32_t), tables,
+                                   G_N_ELEMENTS(tables));
+    size_t xsdt = build_table_list(area, "XSDT", sizeof(uint64_t), tables,
+                                   G_N_ELEMENTS(tables));
     fill_rsdp(area, rsdp, rsdt, xsdt);
     *facs_offset = facs;
     return true;

@@ -26,10 +26,14 @@
 
 /* PM1_STS (4.8.3.1.1) and PM1_EN (4.8.3.1.2). */
 #define PM1_TMR                 (1u << 0)
+#define PM1_GBL                 (1u << 5)
 #define PM1_PWRBTN              (1u << 8)
 #define PM1_RTC                 (1u << 10)
 #define PM1_STS_WAK             (1u << 15)
-#define PM1_EN_WRITABLE         (PM1_TMR | PM1_PWRBTN | PM1_RTC)
+/* GBL_EN sticks although no firmware ever releases the Global Lock (so
+ * GBL_STS never rises): the OS checks that the enable bit holds, or it
+ * reports the Global Lock hardware as broken. */
+#define PM1_EN_WRITABLE         (PM1_TMR | PM1_GBL | PM1_PWRBTN | PM1_RTC)
 
 /* PM1_CNT (4.8.3.2.1). */
 #define PM1_CNT_SCI_EN          (1u << 0)

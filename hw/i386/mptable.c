@@ -13,8 +13,9 @@
 #define MP_LAPIC_VERSION        0x14    /* integrated xAPIC, as KVM emulates */
 #define MP_IOAPIC_VERSION       0x11    /* the 82093AA-style IOAPIC KVM emulates */
 #define MP_APIC_ID_ALL          0xff    /* a local interrupt entry for every CPU */
-#define MP_ISA_BUS_ID           0
-#define MP_PCI_BUS_ID           1       /* Linux numbers PCI buses in entry order: bus 0 */
+/* The PCI bus's MP id is its bus number, 0: Linux looks PCI interrupt
+ * routes up by bus number in the MP ids. The ISA bus takes the next id. */
+#define MP_PCI_BUS_ID           0
 #define MP_PCI_FIRST_SLOT       1       /* slot 0, the host bridge, interrupts nobody */
 #define MP_PCI_PINS             4
 #define MP_PCI_ROUTES           ((PCI_SLOT_MAX - MP_PCI_FIRST_SLOT) * MP_PCI_PINS)
@@ -188,6 +189,11 @@ static void mp_append_processors(MPWriter *w, const MPTableConfig *cfg)
     }
 }
 
+static uint8_t mp_isa_bus_id(const MPTableConfig *cfg)
+{
+    return cfg->pci_map_irq ? MP_PCI_BUS_ID + 1 : 0;
+}
+
 static void mp_append_bus(MPWriter *w, uint8_t bus_id, const char type[6])
 {
     MPBusEntry bus = {
@@ -202,10 +208,10 @@ static void mp_append_bus(MPWriter *w, uint8_t bus_id, const char type[6])
 static void mp_append_buses_and_ioapic(MPWriter *w, const MPTableConfig *cfg,
                                        uint8_t ioapic_id)
 {
-    mp_append_bus(w, MP_ISA_BUS_ID, "ISA   ");
     if (cfg->pci_map_irq) {
         mp_append_bus(w, MP_PCI_BUS_ID, "PCI   ");
     }
+    mp_append_bus(w, mp_isa_bus_id(cfg), "ISA   ");
 
     MPIOAPICEntry ioapic = {
         .type = MP_ENTRY_IOAPIC,
@@ -217,7 +223,7 @@ static void mp_append_buses_and_ioapic(MPWriter *w, const MPTableConfig *cfg,
     mp_append(w, &ioapic, sizeof(ioapic));
 }
 
-static void mp_append_isa_irq_routes(MPWriter *w, uint8_t ioapic_id)
+static void mp_append_isa_irq_routes(MPWriter *w, uint8_t isa_bus_id, uint8_t ioapic_id)
 {
     for (uint8_t irq = 0; irq < MP_ISA_IRQS; irq++) {
         if (irq == MP_ISA_CASCADE_IRQ) {
@@ -227,7 +233,7 @@ static void mp_append_isa_irq_routes(MPWriter *w, uint8_t ioapic_id)
             .type = MP_ENTRY_IO_INTERRUPT,
             .interrupt_type = MP_INT_INT,
             .flags = MP_IRQ_FLAGS_CONFORM,
-            .source_bus_id = MP_ISA_BUS_ID,
+            .source_bus_id = isa_bus_id,
             .source_bus_irq = irq,
             .dest_apic_id = ioapic_id,
             .dest_pin = irq == MP_PIT_IRQ ? MP_PIT_IOAPIC_PIN : irq,
@@ -257,7 +263,7 @@ static void mp_append_pci_irq_routes(MPWriter *w, PCIMapIrqFn map_irq, uint8_t i
 
 /* Virtual wire mode as on a PC: the 8259 reaches every CPU's LINT0 as
  * ExtINT, NMI arrives on LINT1. */
-static void mp_append_local_interrupts(MPWriter *w)
+static void mp_append_local_interrupts(MPWriter *w, uint8_t isa_bus_id)
 {
     static const uint8_t types[MP_LOCAL_INTERRUPT_ENTRIES] = {
         MP_INT_EXTINT, MP_INT_NMI,
@@ -268,7 +274,7 @@ static void mp_append_local_interrupts(MPWriter *w)
             .type = MP_ENTRY_LOCAL_INTERRUPT,
             .interrupt_type = types[lint],
             .flags = MP_IRQ_FLAGS_CONFORM,
-            .source_bus_id = MP_ISA_BUS_ID,
+            .source_bus_id = isa_bus_id,
             .dest_apic_id = MP_APIC_ID_ALL,
             .dest_pin = lint,
         };
@@ -337,11 +343,11 @@ bool mptable_build(GuestMemory *mem, const MPTableConfig *cfg, uint8_t *ioapic_i
     MPWriter w = { .cursor = table + sizeof(MPConfigHeader) };
     mp_append_processors(&w, cfg);
     mp_append_buses_and_ioapic(&w, cfg, chosen_ioapic_id);
-    mp_append_isa_irq_routes(&w, chosen_ioapic_id);
+    mp_append_isa_irq_routes(&w, mp_isa_bus_id(cfg), chosen_ioapic_id);
     if (cfg->pci_map_irq) {
         mp_append_pci_irq_routes(&w, cfg->pci_map_irq, chosen_ioapic_id);
     }
-    mp_append_local_interrupts(&w);
+    mp_append_local_interrupts(&w, mp_isa_bus_id(cfg));
     g_assert(w.cursor == table + table_size);
 
     mp_write_config_header(table, table_size, w.entry_count);

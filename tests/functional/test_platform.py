@@ -38,7 +38,7 @@ CF9_RESET_TWICE = (
 SUSPEND_AND_WAKE = (
     "echo 0 > /sys/class/rtc/rtc0/wakealarm; echo +5 > /sys/class/rtc/rtc0/wakealarm; "
     "echo suspending; echo mem > /sys/power/state; echo resume-status=$?; "
-    "echo cpus=$(nproc); exit 0")
+    "echo cpus=$(nproc); dmesg | grep -E 'PM: suspend|ACPI: PM: .*S3'; exit 0")
 
 
 def linux(name, vmm, command, *, smp=2, extra=(), append="", limit=240, exit_port=True,
@@ -149,7 +149,11 @@ def test_port_cf9_resets_the_machine(runs):
 def test_s3_suspend_is_woken_by_rtc_alarm(runs):
     log = expect_guest(runs["suspend"], "boot", exit_status=0, vmm_status=1,
                        contains=["^suspending$", "^resume-status=0$", "^cpus=2$"]).log
-    assert "PM: suspend exit" in log or "ACPI: PM: Waking up from system sleep state S3" in log, log
+    for step in ("PM: suspend entry (deep)", "ACPI: PM: Preparing to enter system sleep state S3",
+                 "ACPI: PM: Waking up from system sleep state S3", "PM: suspend exit"):
+        assert step in log, log
+    # Resumed, not rebooted: one boot only.
+    assert log.count("KIT-READY") == 1, log
 
 
 def test_acpi_pm_clocksource_keeps_host_time(runs):

@@ -37,6 +37,10 @@ def runs(our_vmm, tiny_kernels):
             Fragment(f"{name}_smp", f"guest_run tiny 60 -accel kvm -m 64M -smp 2 -nographic "
                                     f"-no-reboot {EXIT} -kernel {elf} -append 'smp exit=3'",
                      vmm, limit=90, up_marker="tiny: hello"),
+            Fragment(f"{name}_testdevs", f"guest_run tiny 60 -accel kvm -m 64M -nographic "
+                                         f"-no-reboot {EXIT} -device pc-testdev -device pci-testdev "
+                                         f"-kernel {elf} -append 'testdevs exit=0'",
+                     vmm, limit=90, up_marker="tiny: hello"),
             # No -no-reboot: the keyboard controller's reset boots it again.
             Fragment(f"{name}_reboot", f"guest_run tiny 60 -accel kvm -m 64M -smp 2 -nographic "
                                        f"{EXIT} -kernel {elf} -append 'smp reboot exit=5'",
@@ -86,3 +90,22 @@ def test_tiny_guest_reset_boots_again(runs, vmm):
     # Both vCPUs come back after the reset.
     assert guest.log.count("tiny: cpu 1 up") == 2, guest.log
     assert guest.rc == (5 << 1) | 1, guest.log
+
+
+def testdev_lines(log):
+    return re.findall(r"^tiny: testdev .*$", log, re.M)
+
+
+def test_qemu_test_devices_read_as_under_qemu(runs):
+    """pc-testdev and pci-testdev as a guest suite written for QEMU sees them."""
+    ours = tiny_guest(runs, "ours", "testdevs")
+    lines = testdev_lines(ours.log)
+    assert "tiny: testdev port 0xe0 0x00000000c0ffee42" in lines, ours.log
+    assert "tiny: testdev port 0xe0 after byte 1 0x00000000c0ff5a42" in lines, ours.log
+    assert "tiny: testdev iomem 0x0000000012345678" in lines, ours.log
+    assert ("tiny: testdev pci test=2 width=1 offset=2050 data=250 "
+            "name=mmio-datamatch-eventfd") in lines, ours.log
+    assert "tiny: testdev pci no-eventfd count 0x0000000000000001" in lines, ours.log
+    assert ours.rc == 1, ours.log
+    reference = tiny_guest(runs, "reference", "testdevs")
+    assert lines == testdev_lines(reference.log), (ours.log, reference.log)

@@ -409,17 +409,16 @@ static int open_uio(void)
     return -1;
 }
 
-/* Unmask INTx (uio_pci_generic masks it in its handler), raise it, wait
- * for uio's event count to pass *events. */
+/* Unmask INTx (uio_pci_generic's handler masks it with COMMAND.INTX_DISABLE
+ * and has no irqcontrol: user space clears the bit in config space, as
+ * the UIO documentation says), raise it, wait for uio's event count to
+ * pass *events. */
 static bool intx_round(volatile uint32_t *regs, int uio, unsigned round, uint32_t *events)
 {
     char name[32];
-    int32_t unmask = 1;
     uint32_t before = *events;
     snprintf(name, sizeof(name), "intx-%u", round);
-    if (write(uio, &unmask, sizeof(unmask)) != sizeof(unmask)) {
-        return fail(name, "enabling the interrupt through /dev/uio: %s", strerror(errno));
-    }
+    cfg_set_command_bits(CMD_INTX_DISABLE, false);
     uint32_t raised = reg(regs, PDL_REG_IRQ_COUNT);
     reg_set(regs, PDL_REG_IRQ_RAISE, PDL_IRQ_INTX);
     struct pollfd pfd = { .fd = uio, .events = POLLIN };

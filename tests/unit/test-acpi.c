@@ -808,7 +808,7 @@ static void test_pm_status_and_sci(void)
     pm_reset();
     /* Only the implemented enables stick. */
     outw(PM1_EN, 0xffff);
-    g_assert_cmphex(inw(PM1_EN), ==, 0x0501);
+    g_assert_cmphex(inw(PM1_EN), ==, 0x0521);
     outw(PM1_EN, 0);
 
     /* A status bit without its enable: no SCI. */

@@ -356,8 +356,9 @@ static unsigned swizzle_to_gsi(unsigned slot, unsigned pin)
     return 16 + ((slot + pin - 1) & 3);
 }
 
-/* With a PCI bus: a PCI bus entry after ISA, then after the ISA routes one
- * level/active-low route per slot 1-31 and pin, to the GSI map_irq names. */
+/* With a PCI bus: PCI is MP bus 0 (Linux takes MP bus ids for PCI bus
+ * numbers) and ISA bus 1; after the ISA routes, one level/active-low route
+ * per slot 1-31 and pin, to the GSI map_irq names. */
 static void test_pci_routes(void)
 {
     static const uint32_t ids[] = { 0 };
@@ -370,13 +371,17 @@ static void test_pci_routes(void)
     ParsedMP mp;
     parse_mp(&g, &mp);
     g_assert_cmpuint(mp.nbuses, ==, 2);
-    g_assert_cmpuint(mp.bus_id, ==, 1);
-    g_assert_cmpstr(mp.bus_type, ==, "PCI   ");
+    g_assert_cmpuint(mp.bus_id, ==, 1);     /* the last bus entry */
+    g_assert_cmpstr(mp.bus_type, ==, "ISA   ");
     g_assert_cmpuint(mp.nio_routes, ==, 15 + 31 * 4);
+    for (unsigned i = 0; i < 15; i++) {
+        g_assert_cmpuint(mp.io_routes[i].bus, ==, 1);
+    }
+    g_assert_cmpuint(mp.local_routes[0].bus, ==, 1);
     for (unsigned i = 15; i < mp.nio_routes; i++) {
         const ParsedRoute *r = &mp.io_routes[i];
         unsigned slot = (i - 15) / 4 + 1, pin = (i - 15) % 4 + 1;
-        g_assert_cmpuint(r->bus, ==, 1);
+        g_assert_cmpuint(r->bus, ==, 0);
         g_assert_cmpuint(r->flags, ==, 0xf);
         g_assert_cmpuint(r->bus_irq, ==, (slot << 2) | (pin - 1));
         g_assert_cmpuint(r->dest_id, ==, mp.ioapic_id);

@@ -15,6 +15,10 @@
  * (ours, 7e57:0001, or QEMU's pci-testdev, 1b36:0005), and prints
  *   tiny: pmbench idle reads=N cycles=<TSC cycles>
  *   tiny: pmbench loaded reads=N cycles=<TSC cycles> hammer=<AP's reads>
+ * With "testdevs" it exercises QEMU's test devices as guest suites do and
+ * prints what it reads, one "tiny: testdev ..." line per fact, so that runs
+ * under two VMMs can be compared line by line: pc-testdev's scratch port
+ * 0xe0 and memory window, and each pci-testdev test's header.
  * With "reboot" it resets the machine through the keyboard controller the
  * first time (marking CMOS byte 0x40, which survives a reset) and prints
  * "tiny: second boot" the next time.
@@ -206,14 +210,14 @@ static uint32_t pci_config_address(unsigned slot, unsigned offset)
     return 0x80000000u | slot << 11 | offset;
 }
 
-/* BAR0 of the first PCI test device on bus 0, memory decoding enabled;
- * 0 if there is none. */
-static uint32_t find_test_device_bar0(void)
+/* BAR0 of the first PCI function on bus 0 with one of the ids (vendor in
+ * the low half), memory decoding enabled; 0 if there is none. */
+static uint32_t find_bar0(uint32_t id_a, uint32_t id_b)
 {
     for (unsigned slot = 0; slot < 32; slot++) {
         outl(PCI_CONFIG_ADDRESS, pci_config_address(slot, 0));
         uint32_t id = inl(PCI_CONFIG_DATA);
-        if (id == 0x00017e57 || id == 0x00051b36) {
+        if (id == id_a || id == id_b) {
             outl(PCI_CONFIG_ADDRESS, pci_config_address(slot, 4));
             uint32_t command = inl(PCI_CONFIG_DATA) & 0xffff;
             outl(PCI_CONFIG_DATA, command | PCI_COMMAND_MEMORY);
@@ -222,6 +226,67 @@ static uint32_t find_test_device_bar0(void)
         }
     }
     return 0;
+}
+
+#define PDL_TESTDEV_ID      0x00017e57u
+#define PCI_TESTDEV_ID      0x00051b36u
+#define PC_TESTDEV_PORT     0xe0
+#define PC_TESTDEV_IOMEM    0xff000000u
+#define PCI_TESTDEV_TESTS_PER_BAR 3
+
+static void report_testdev(const char *what, uint32_t value)
+{
+    puts_serial("tiny: testdev ");
+    puts_serial(what);
+    putc_serial(' ');
+    put_hex(value);
+    putc_serial('\n');
+}
+
+/* pci-testdev: writing T at BAR0 selects test T, whose header (test, width,
+ * offset, data, count, name) then reads at BAR0 byte by byte. A write of
+ * the test's data at its offset is a hit. */
+static void run_pci_testdev(uint32_t bar0)
+{
+    volatile uint8_t *bar = (volatile uint8_t *)bar0;
+    for (uint8_t test = 0; test < PCI_TESTDEV_TESTS_PER_BAR; test++) {
+        bar[0] = test;
+        uint32_t offset = bar[4] | bar[5] << 8 | bar[6] << 16 | (uint32_t)bar[7] << 24;
+        puts_serial("tiny: testdev pci test=");
+        put_dec(bar[0]);
+        puts_serial(" width=");
+        put_dec(bar[1]);
+        puts_serial(" offset=");
+        put_dec(offset);
+        puts_serial(" data=");
+        put_dec(bar[8]);
+        puts_serial(" name=");
+        for (unsigned i = 16; i < 64 && bar[i]; i++) {
+            putc_serial(bar[i]);
+        }
+        putc_serial('\n');
+    }
+    /* The test without an eventfd counts in QEMU under KVM too. */
+    bar[0] = 0;
+    uint32_t offset = bar[4] | bar[5] << 8;
+    bar[offset] = bar[8];
+    report_testdev("pci no-eventfd count", bar[12]);
+}
+
+static void run_testdevs(void)
+{
+    outl(PC_TESTDEV_PORT, 0xc0ffee42u);
+    report_testdev("port 0xe0", inl(PC_TESTDEV_PORT));
+    outb(PC_TESTDEV_PORT + 1, 0x5a);
+    report_testdev("port 0xe0 after byte 1", inl(PC_TESTDEV_PORT));
+    *(volatile uint32_t *)(PC_TESTDEV_IOMEM + 0x100) = 0x12345678u;
+    report_testdev("iomem", *(volatile uint32_t *)(PC_TESTDEV_IOMEM + 0x100));
+    uint32_t bar0 = find_bar0(PCI_TESTDEV_ID, PCI_TESTDEV_ID);
+    if (!bar0) {
+        puts_serial("tiny: testdev no pci-testdev\n");
+        return;
+    }
+    run_pci_testdev(bar0);
 }
 
 static volatile uint32_t *hammer_reg;
@@ -259,7 +324,7 @@ static void run_pmbench(const char *count)
     uint32_t n = parse_dec(&count);
     report_pmbench("idle", n, time_pm_timer_reads(n));
     putc_serial('\n');
-    uint32_t bar0 = find_test_device_bar0();
+    uint32_t bar0 = find_bar0(PDL_TESTDEV_ID, PCI_TESTDEV_ID);
     if (!bar0) {
         puts_serial("tiny: pmbench found no PCI test device\n");
         return;
@@ -365,6 +430,9 @@ void tiny_main(uint32_t magic, const struct multiboot_info *info)
     const char *bench = cmdline_find(cmdline, "bench");
     if (bench && *bench == '=') {
         run_bench(bench + 1);
+    }
+    if (cmdline_find(cmdline, "testdevs")) {
+        run_testdevs();
     }
     const char *pmbench = cmdline_find(cmdline, "pmbench");
     if (pmbench && *pmbench == '=') {

@@ -356,13 +356,27 @@ static unsigned access_chunk(uint64_t len, unsigned max)
     return chunk;
 }
 
+static bool dispatch_takes_lock(const MemoryRegionOps *ops)
+{
+    switch (ops->locking) {
+    case REGION_LOCK_DEVICE:
+        return true;
+    case REGION_LOCK_FREE:
+        return !device_lock_is_per_device();
+    case REGION_LOCK_BY_HANDLER:
+        return false;
+    }
+    g_assert_not_reached();
+}
+
 static void io_access(MemoryRegion *mr, uint64_t offset, uint8_t *buf, uint64_t len,
                       bool is_write)
 {
     const MemoryRegionOps *ops = mr->ops;
     unsigned max = ops->max_access_size ? ops->max_access_size : 8;
+    bool locked = dispatch_takes_lock(ops);
     atomic_fetch_add_explicit(&mr->accesses, 1, memory_order_relaxed);
-    if (!ops->lockless) {
+    if (locked) {
         device_lock(mr->owner);
     }
     while (len > 0) {
@@ -385,7 +399,7 @@ static void io_access(MemoryRegion *mr, uint64_t offset, uint8_t *buf, uint64_t 
         offset += chunk;
         len -= chunk;
     }
-    if (!ops->lockless) {
+    if (locked) {
         device_unlock(mr->owner);
     }
 }

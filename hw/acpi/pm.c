@@ -9,7 +9,7 @@
  * while any enabled status bit is set.
  *
  * The PM timer is a pure function of the host's monotonic clock, so its
- * region is dispatched without the lock (MemoryRegionOps.lockless): a
+ * region is REGION_LOCK_FREE (no lock with device-lock=on): a
  * guest that uses it as its clocksource reads it tens of thousands of
  * times a second from every vCPU. Its overflow status (TMR_STS) is not
  * emulated: it reads 0 and never raises an SCI (Linux does not use it).
@@ -189,7 +189,7 @@ static const MemoryRegionOps pm_timer_ops = {
     .read = pm_timer_read,
     .write = pm_timer_write,
     .max_access_size = 4,
-    .lockless = true,
+    .locking = REGION_LOCK_FREE,
 };
 
 /* ---- machine interface ---- */

@@ -31,7 +31,7 @@ static const MemoryRegionOps debug_exit_ops = {
     .read = debug_exit_read,
     .write = debug_exit_write,
     .max_access_size = 4,
-    .lockless = true,
+    .locking = REGION_LOCK_FREE,
 };
 
 bool isa_debug_exit_new(uint16_t iobase, uint16_t iosize, Error **errp)

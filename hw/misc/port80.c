@@ -35,7 +35,7 @@ static const MemoryRegionOps port80_ops = {
     .read = port80_read,
     .write = port80_write,
     .max_access_size = 1,
-    .lockless = true,
+    .locking = REGION_LOCK_FREE,
 };
 
 /* A reset is a new POST: the latch starts from 0 again. */

@@ -4,7 +4,7 @@
  * bridge at 00:01.0 with its reset control register (Intel 82441FX and
  * 82371SB datasheets; PCI Local Bus Specification 3.0, 3.2.2.3.2).
  *
- * Ports 0xcf8-0xcff are one lockless region because 0xcf9 (PIIX3's reset
+ * Ports 0xcf8-0xcff are one REGION_LOCK_BY_HANDLER region because 0xcf9 (PIIX3's reset
  * control, byte wide) sits inside CONFIG_ADDRESS (0xcf8, dword wide): the
  * access size decides which register a port means. Each handler takes one
  * device lock at a time: the host bridge's for the address latch, PIIX3's
@@ -50,7 +50,7 @@ typedef struct I440FXState {
     PCIDevice pci;              /* first: reset gets the QEMUDevice */
     PCIBus *bus;
     PIIX3State *piix3;
-    MemoryRegion config_ports;  /* 0xcf8-0xcff, lockless */
+    MemoryRegion config_ports;  /* 0xcf8-0xcff, locked by its handlers */
     uint32_t config_address;    /* under pci.qdev's lock */
 } I440FXState;
 
@@ -156,7 +156,7 @@ static const MemoryRegionOps i440fx_ports_ops = {
     .read = i440fx_ports_read,
     .write = i440fx_ports_write,
     .max_access_size = 4,
-    .lockless = true,
+    .locking = REGION_LOCK_BY_HANDLER,
 };
 
 /* ---- reset and creation ---- */

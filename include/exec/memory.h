@@ -10,7 +10,8 @@
  * a half-built map, even while a handler of theirs reprograms a BAR.
  *
  * Dispatch of an I/O access: lookup (RCU read side) -> device_lock(owner)
- * -> ops->read/write -> device_unlock. Regions live as long as their owner
+ * -> ops->read/write -> device_unlock (see RegionLocking for the two
+ * exceptions). Regions live as long as their owner
  * device, which lives until the VMM exits, so the region may be used after
  * the RCU read section that found it ends.
  */
@@ -21,6 +22,22 @@
 #include <stdint.h>
 #include "hw/qdev.h"
 
+/* What dispatch locks around a region's callbacks. */
+typedef enum RegionLocking {
+    /* device_lock(owner): the device's own lock, or the global lock with
+     * device-lock=off. The default. */
+    REGION_LOCK_DEVICE = 0,
+    /* The callbacks are lock-free (atomics, or a pure function of the
+     * clock such as the ACPI PM timer): with device-lock=on dispatch takes
+     * no lock at all; with device-lock=off they run under the global lock
+     * like everything else, as under a big lock. */
+    REGION_LOCK_FREE,
+    /* The callbacks take the device locks they need themselves, one at a
+     * time, in either mode (the PCI configuration ports: the host bridge's
+     * latch, then the target function). */
+    REGION_LOCK_BY_HANDLER,
+} RegionLocking;
+
 typedef struct MemoryRegionOps {
     /* offset is relative to the region's start; size is 1, 2, 4 or 8. */
     uint64_t (*read)(void *opaque, uint64_t offset, unsigned size);
@@ -28,10 +45,7 @@ typedef struct MemoryRegionOps {
     /* Wider accesses are split into little-endian pieces of this size
      * (1, 2, 4 or 8; 0 means 8). */
     unsigned max_access_size;
-    /* The callbacks synchronise themselves (atomics only): dispatch calls
-     * them without device_lock(). For read-mostly hot registers such as the
-     * ACPI PM timer. */
-    bool lockless;
+    RegionLocking locking;
 } MemoryRegionOps;
 
 typedef struct MemoryRegion {

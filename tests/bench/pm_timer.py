@@ -2,12 +2,15 @@
 """ACPI PM-timer read cost, idle and while another vCPU hammers a PCI device.
 
 The guest reads the PM timer port N times on vCPU 0, timed with its TSC,
-first with vCPU 1 idle, then while vCPU 1 keeps reading BAR0 of a PCI test
-device. With device-lock=on the timer (lock-free) and the test device (its
-own lock) never meet; with device-lock=off every exit takes the one global
-lock, and the timer reads queue behind the hammering. Debian's QEMU (the
-PM timer under its global lock, the BQL) is the reference column; it has no
-pdl-testdev, so it hammers QEMU's pci-testdev.
+first with vCPU 1 idle, then while vCPU 1 hammers a PCI test device: it
+either keeps reading a register of BAR0 ("regs"), or keeps ringing
+pdl-testdev's DMA doorbell, whose handler fills 256 KiB of guest RAM under
+the device's lock ("dma"). With device-lock=on the timer (lock-free) and the
+test device (its own lock) never meet; with device-lock=off every exit takes
+the one global lock, and the timer reads queue behind the hammering.
+Debian's QEMU (the PM timer under its global lock, the BQL) is the
+reference column; it has no pdl-testdev, so it hammers QEMU's pci-testdev's
+registers.
 
   tests/bench/pm_timer.py [--reads N] [--rounds R] [--nested]
 
@@ -32,22 +35,28 @@ REFERENCE = "/usr/bin/qemu-system-x86_64"
 # The tiny guest prints hex cycles, pmtimer-bench decimal.
 RESULT = re.compile(r"pmbench (idle|loaded) reads=(\d+) cycles=(0x[0-9a-f]+|\d+)")
 
+DMA_KIB = 256
+OURS_ON = ('"$OURS"', "-machine pc,device-lock=on -device pdl-testdev")
+OURS_OFF = ('"$OURS"', "-machine pc,device-lock=off -device pdl-testdev")
 CONFIGS = {
-    # name: (VMM shell word, arguments that pick lock mode and device)
-    "ours-lock-on": ('"$OURS"', "-machine pc,device-lock=on -device pdl-testdev"),
-    "ours-lock-off": ('"$OURS"', "-machine pc,device-lock=off -device pdl-testdev"),
-    "qemu": ('"$BENCH_FILES/qemu"', "-device pci-testdev"),
+    # name: (VMM shell word, arguments that pick lock mode and device, hammer)
+    "ours-on regs": (*OURS_ON, None),
+    "ours-off regs": (*OURS_OFF, None),
+    "qemu regs": ('"$BENCH_FILES/qemu"', "-device pci-testdev", None),
+    "ours-on dma": (*OURS_ON, f"dma:{DMA_KIB}"),
+    "ours-off dma": (*OURS_OFF, f"dma:{DMA_KIB}"),
 }
 
 
-def tiny_command(vmm, extra, reads):
+def tiny_command(vmm, extra, reads, hammer):
+    hammer_word = f" hammer={hammer}" if hammer else ""
     return (f"{vmm} -accel kvm -m 64M -smp 2 -nographic -no-reboot {extra} "
             "-device isa-debug-exit,iobase=0xf4,iosize=4 "
-            f"""-kernel "$BENCH_FILES/tiny.elf" -append 'pmbench={reads} exit=0'""")
+            f"""-kernel "$BENCH_FILES/tiny.elf" -append 'pmbench={reads}{hammer_word} exit=0'""")
 
 
-def linux_command(vmm, extra, reads):
-    guest = kvmhost.l2_args(f"pmtimer-bench {reads}", smp=2, extra=[extra])
+def linux_command(vmm, extra, reads, hammer):
+    guest = kvmhost.l2_args(f"pmtimer-bench {reads} {hammer or ''}", smp=2, extra=[extra])
     return f"VMM={vmm}; guest_run pmbench 240 {guest}"
 
 
@@ -55,8 +64,8 @@ def fragment(vmm, reads, rounds, nested):
     make = linux_command if nested else tiny_command
     lines = ["OURS=$VMM"]
     for _ in range(rounds):
-        for name, (word, extra) in CONFIGS.items():
-            lines += [f"echo @@CONFIG {name}", make(word, extra, reads)]
+        for name, (word, extra, hammer) in CONFIGS.items():
+            lines += [f"echo @@CONFIG {name.replace(' ', '_')}", make(word, extra, reads, hammer)]
     limit = (900 if nested else 120) * rounds * len(CONFIGS)
     return kvmhost.Fragment("pm_timer", "\n".join(lines), str(vmm), limit=limit)
 
@@ -66,7 +75,7 @@ def parse(output):
     results, config = {}, None
     for line in output.splitlines():
         if line.startswith("@@CONFIG "):
-            config = line.split()[1]
+            config = line.split()[1].replace("_", " ")
         m = RESULT.search(line)
         if m and config:
             phase, reads, cycles = m.group(1), int(m.group(2)), int(m.group(3), 0)
@@ -93,6 +102,7 @@ def main():
     where = "Linux in L2 on the bench" if args.nested else "tiny guest on the local /dev/kvm"
     print(f"PM-timer read cost, {where}, {args.reads} reads x {args.rounds} rounds, "
           "median TSC cycles per read")
+    print(f"(hammer: regs = register reads, dma = DMA doorbell filling {DMA_KIB} KiB)")
     for name in CONFIGS:
         idle, loaded = results.get((name, "idle")), results.get((name, "loaded"))
         if not idle or not loaded:

@@ -145,6 +145,45 @@ static void test_lock_mode_statistics(void)
     address_space_free(as);
 }
 
+/* REGION_LOCK_FREE skips the lock only with per-device locks: under the
+ * global lock it is serialised like every device, as under a big lock.
+ * REGION_LOCK_BY_HANDLER is never locked by dispatch. */
+static void test_region_locking_kinds(void)
+{
+    static const MemoryRegionOps free_ops = {
+        .read = testdev_read, .write = testdev_write, .locking = REGION_LOCK_FREE,
+    };
+    static const MemoryRegionOps by_handler_ops = {
+        .read = testdev_read, .write = testdev_write, .locking = REGION_LOCK_BY_HANDLER,
+    };
+    AddressSpace *as = address_space_new("t");
+    TestDev *lock_free = testdev_new(1, 4), *by_handler = testdev_new(2, 4);
+    memory_region_init_io(&lock_free->mr, &lock_free->dev, &free_ops, lock_free, "free", 4);
+    memory_region_init_io(&by_handler->mr, &by_handler->dev, &by_handler_ops, by_handler,
+                          "by-handler", 4);
+    address_space_map(as, &lock_free->mr, 0, 0);
+    address_space_map(as, &by_handler->mr, 4, 0);
+    DeviceLock *global = device_global_lock();
+    uint8_t byte;
+
+    uint64_t global0 = atomic_load(&global->acquisitions);
+    address_space_read(as, 0, &byte, 1);
+    address_space_read(as, 4, &byte, 1);
+    g_assert_cmpuint(atomic_load(&lock_free->dev.lock.acquisitions), ==, 0);
+    g_assert_cmpuint(atomic_load(&by_handler->dev.lock.acquisitions), ==, 0);
+    g_assert_cmpuint(atomic_load(&global->acquisitions), ==, global0);
+
+    device_lock_set_per_device(false);
+    address_space_read(as, 0, &byte, 1);
+    g_assert_cmpuint(atomic_load(&global->acquisitions), ==, global0 + 1);
+    address_space_read(as, 4, &byte, 1);
+    g_assert_cmpuint(atomic_load(&global->acquisitions), ==, global0 + 1);
+    device_lock_set_per_device(true);
+    g_assert_cmpuint(lock_free->reads, ==, 2);
+    g_assert_cmpuint(by_handler->reads, ==, 2);
+    address_space_free(as);
+}
+
 /* Two devices whose handlers each wait for the other to be inside its own
  * handler: only possible when the two are not serialised by one lock. */
 typedef struct Rendezvous {
@@ -334,6 +373,7 @@ int main(int argc, char **argv)
     g_test_add_func("/memory/dispatch-split", test_dispatch_and_split);
     g_test_add_func("/memory/unassigned", test_unassigned);
     g_test_add_func("/memory/lock-mode-statistics", test_lock_mode_statistics);
+    g_test_add_func("/memory/region-locking-kinds", test_region_locking_kinds);
     g_test_add_func("/memory/devices-run-concurrently", test_devices_run_concurrently);
     g_test_add_func("/memory/remap-from-handler", test_remap_from_handler);
     g_test_add_func("/memory/concurrent-readers", test_concurrent_readers_see_whole_views);

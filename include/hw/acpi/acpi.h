@@ -63,8 +63,8 @@ typedef struct AcpiPMState AcpiPMState;
 /*
  * What the guest asked for by writing PM1_CNT with SLP_EN: S5 and S4 end
  * the VMM (status 0), S3 suspends (runstate.h qemu_system_suspend_request).
- * The PM timer is read without any lock (MemoryRegionOps.lockless): it is
- * a function of the host's monotonic clock, so it cannot tear.
+ * The PM timer needs no lock (REGION_LOCK_FREE: none with device-lock=on):
+ * it is a function of the host's monotonic clock, so it cannot tear.
  */
 AcpiPMState *acpi_pm_new(Error **errp);
 /* Resume from S3: set PM1_STS.WAK_STS, and RTC_STS when woken by the RTC

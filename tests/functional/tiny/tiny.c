@@ -14,7 +14,10 @@
  * the BSP, first idle, then while the AP hammers BAR0 of a PCI test device
  * (ours, 7e57:0001, or QEMU's pci-testdev, 1b36:0005), and prints
  *   tiny: pmbench idle reads=N cycles=<TSC cycles>
- *   tiny: pmbench loaded reads=N cycles=<TSC cycles> hammer=<AP's reads>
+ *   tiny: pmbench loaded reads=N cycles=<TSC cycles> hammer=<AP's accesses>
+ * With "hammer=dma:K" as well, the AP instead rings pdl-testdev's DMA
+ * doorbell, each time filling K KiB of RAM at 16 MiB: a register whose
+ * handler holds the device's lock for a long time.
  * With "testdevs" it exercises QEMU's test devices as guest suites do and
  * prints what it reads, one "tiny: testdev ..." line per fact, so that runs
  * under two VMMs can be compared line by line: pc-testdev's scratch port
@@ -26,6 +29,7 @@
  * VMM exits with status (N << 1) | 1; otherwise it halts.
  */
 #include <stdint.h>
+#include "hw/misc/pdl-testdev-regs.h"
 
 #define COM1            0x3f8
 #define DEBUG_EXIT_PORT 0xf4
@@ -44,6 +48,8 @@
 #define PCI_CONFIG_ADDRESS 0xcf8
 #define PCI_CONFIG_DATA    0xcfc
 #define PCI_COMMAND_MEMORY 0x2
+#define PCI_COMMAND_MASTER 0x4
+#define HAMMER_DMA_ADDR 0x1000000u      /* 16 MiB: free RAM in a tiny guest */
 #define ACPI_PM_TIMER   0x608           /* QEMU's and our PM base 0x600, + 8 */
 
 struct multiboot_info {
@@ -211,16 +217,18 @@ static uint32_t pci_config_address(unsigned slot, unsigned offset)
 }
 
 /* BAR0 of the first PCI function on bus 0 with one of the ids (vendor in
- * the low half), memory decoding enabled; 0 if there is none. */
-static uint32_t find_bar0(uint32_t id_a, uint32_t id_b)
+ * the low half), memory decoding and bus mastering enabled; 0 if there is
+ * none. *found says which id it was. */
+static uint32_t find_bar0(uint32_t id_a, uint32_t id_b, uint32_t *found)
 {
     for (unsigned slot = 0; slot < 32; slot++) {
         outl(PCI_CONFIG_ADDRESS, pci_config_address(slot, 0));
         uint32_t id = inl(PCI_CONFIG_DATA);
         if (id == id_a || id == id_b) {
+            *found = id;
             outl(PCI_CONFIG_ADDRESS, pci_config_address(slot, 4));
             uint32_t command = inl(PCI_CONFIG_DATA) & 0xffff;
-            outl(PCI_CONFIG_DATA, command | PCI_COMMAND_MEMORY);
+            outl(PCI_CONFIG_DATA, command | PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER);
             outl(PCI_CONFIG_ADDRESS, pci_config_address(slot, 0x10));
             return inl(PCI_CONFIG_DATA) & ~0xfu;
         }
@@ -281,7 +289,8 @@ static void run_testdevs(void)
     report_testdev("port 0xe0 after byte 1", inl(PC_TESTDEV_PORT));
     *(volatile uint32_t *)(PC_TESTDEV_IOMEM + 0x100) = 0x12345678u;
     report_testdev("iomem", *(volatile uint32_t *)(PC_TESTDEV_IOMEM + 0x100));
-    uint32_t bar0 = find_bar0(PCI_TESTDEV_ID, PCI_TESTDEV_ID);
+    uint32_t found;
+    uint32_t bar0 = find_bar0(PCI_TESTDEV_ID, PCI_TESTDEV_ID, &found);
     if (!bar0) {
         puts_serial("tiny: testdev no pci-testdev\n");
         return;
@@ -289,13 +298,21 @@ static void run_testdevs(void)
     run_pci_testdev(bar0);
 }
 
-static volatile uint32_t *hammer_reg;
+static volatile uint32_t *hammer_regs;
 static volatile uint32_t hammer_count, hammer_stop;
 
-static void hammer_test_device(void)
+static void hammer_registers(void)
 {
     while (!hammer_stop) {
-        (void)*hammer_reg;
+        (void)hammer_regs[0];
+        hammer_count++;
+    }
+}
+
+static void hammer_dma_doorbell(void)
+{
+    while (!hammer_stop) {
+        hammer_regs[PDL_REG_DMA_DOORBELL / 4] = PDL_DMA_FILL;
         hammer_count++;
     }
 }
@@ -319,18 +336,27 @@ static void report_pmbench(const char *phase, uint32_t n, uint64_t cycles)
     put_hex(cycles);
 }
 
-static void run_pmbench(const char *count)
+/* "dma:K" after "hammer=", or NULL for register reads. */
+static void run_pmbench(const char *count, const char *hammer)
 {
     uint32_t n = parse_dec(&count);
     report_pmbench("idle", n, time_pm_timer_reads(n));
     putc_serial('\n');
-    uint32_t bar0 = find_bar0(PDL_TESTDEV_ID, PCI_TESTDEV_ID);
+    uint32_t found;
+    uint32_t bar0 = find_bar0(PDL_TESTDEV_ID, PCI_TESTDEV_ID, &found);
     if (!bar0) {
         puts_serial("tiny: pmbench found no PCI test device\n");
         return;
     }
-    hammer_reg = (volatile uint32_t *)bar0;
-    ap_job = hammer_test_device;
+    hammer_regs = (volatile uint32_t *)bar0;
+    ap_job = hammer_registers;
+    if (hammer && found == PDL_TESTDEV_ID) {
+        const char *kib = hammer + 4;
+        hammer_regs[PDL_REG_DMA_ADDR_LO / 4] = HAMMER_DMA_ADDR;
+        hammer_regs[PDL_REG_DMA_ADDR_HI / 4] = 0;
+        hammer_regs[PDL_REG_DMA_LEN / 4] = parse_dec(&kib) << 10;
+        ap_job = hammer_dma_doorbell;
+    }
     start_ap(1);
     while (ap_started && hammer_count < 1000) {
         __asm__ volatile("pause");
@@ -435,8 +461,9 @@ void tiny_main(uint32_t magic, const struct multiboot_info *info)
         run_testdevs();
     }
     const char *pmbench = cmdline_find(cmdline, "pmbench");
+    const char *hammer = cmdline_find(cmdline, "hammer");
     if (pmbench && *pmbench == '=') {
-        run_pmbench(pmbench + 1);
+        run_pmbench(pmbench + 1, hammer && *hammer == '=' ? hammer + 1 : 0);
     }
     const char *exit = cmdline_find(cmdline, "exit");
     if (exit && *exit == '=') {

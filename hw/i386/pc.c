@@ -172,41 +172,8 @@ static bool pc_create_user_device(PCMachine *m, const DeviceConfig *dev, Error *
     if (g_str_equal(dev->driver, "pdl-testdev")) {
         return pdl_testdev_new(m->pci_bus, device_config_devfn(dev), errp);
     }
-    error_setg(errp, "not available on the pc machine");
+    error_setg(errp, "%s is not available on the pc machine", dev->driver);
     return false;
-}
-
-static uint64_t pc_pci_mem_base(const PCMachine *m)
-{
-    return MAX(m->mem.below_4g, PCI_MEM_ASSIGN_BASE);
-}
-
-static bool pc_create_devices(PCMachine *m, const MachineConfig *cfg, Error **errp)
-{
-    if (!pc_create_serials(cfg, errp)) {
-        return false;
-    }
-    RTCState *rtc = rtc_new(8, errp);
-    if (!rtc) {
-        return false;
-    }
-    rtc_set_pc_memory_info(rtc, m->mem.below_4g, m->mem.above_4g, cfg->smp_cpus);
-    port80_new();
-    i8042_new();
-    m->pci_bus = i440fx_init(pc_pci_map_irq, errp);
-    if (!m->pci_bus || (cfg->acpi && !(m->acpi_pm = acpi_pm_new(errp))) ||
-        !(m->fw_cfg = fw_cfg_new(errp))) {
-        return false;
-    }
-    for (guint i = 0; i < cfg->devices->len; i++) {
-        const DeviceConfig *dev = g_ptr_array_index(cfg->devices, i);
-        if (!pc_create_user_device(m, dev, errp)) {
-            error_prepend(errp, "-device %s: ", dev->driver);
-            return false;
-        }
-    }
-    return pci_bus_assign_resources(m->pci_bus, PCI_IO_BASE, PCI_IO_LIMIT,
-                                    pc_pci_mem_base(m), PCI_MEM_LIMIT, errp);
 }
 
 /* A host file as a fw_cfg item with its size under another key. */
@@ -238,9 +205,8 @@ static bool pc_fw_cfg_add_user_item(FWCfgState *fw, const FwCfgItemConfig *item,
     return fw_cfg_add_file(fw, item->name, contents, len, errp);
 }
 
-/* The keys QEMU's pc machine provides: machine facts, the -kernel, -initrd
- * and -append contents (whole files: there is no option ROM here that
- * splits a bzImage's setup from its payload), and -fw_cfg items. */
+/* The keys QEMU's pc machine provides about the machine, and the user's
+ * -fw_cfg items (checked before anything is loaded). */
 static bool pc_fill_fw_cfg(PCMachine *m, const MachineConfig *cfg, Error **errp)
 {
     FWCfgState *fw = m->fw_cfg;
@@ -248,23 +214,63 @@ static bool pc_fill_fw_cfg(PCMachine *m, const MachineConfig *cfg, Error **errp)
     fw_cfg_add_i16(fw, FW_CFG_MAX_CPUS, cfg->smp_maxcpus);
     fw_cfg_add_i64(fw, FW_CFG_RAM_SIZE, cfg->ram_size);
     fw_cfg_add_i16(fw, FW_CFG_NOGRAPHIC, cfg->nographic);
-    const char *cmdline = cfg->append ? cfg->append : "";
-    fw_cfg_add_i32(fw, FW_CFG_CMDLINE_ADDR, BOOT_CMDLINE_ADDR);
-    fw_cfg_add_i32(fw, FW_CFG_CMDLINE_SIZE, strlen(cmdline) + 1);
-    fw_cfg_add_bytes(fw, FW_CFG_CMDLINE_DATA, cmdline, strlen(cmdline) + 1);
-    if ((cfg->kernel && !pc_fw_cfg_add_file_item(fw, FW_CFG_KERNEL_SIZE, FW_CFG_KERNEL_DATA,
-                                                 cfg->kernel, errp)) ||
-        (cfg->initrd && !strchr(cfg->initrd, ',') &&
-         !pc_fw_cfg_add_file_item(fw, FW_CFG_INITRD_SIZE, FW_CFG_INITRD_DATA, cfg->initrd,
-                                  errp))) {
-        return false;
-    }
     for (guint i = 0; i < cfg->fw_cfg_items->len; i++) {
         if (!pc_fw_cfg_add_user_item(fw, g_ptr_array_index(cfg->fw_cfg_items, i), errp)) {
             return false;
         }
     }
     return true;
+}
+
+/* The -kernel, -initrd and -append contents, once the loader accepted
+ * them: whole files, since there is no option ROM here that would want a
+ * bzImage's setup apart from its payload. */
+static bool pc_fw_cfg_add_boot_files(PCMachine *m, const MachineConfig *cfg, Error **errp)
+{
+    FWCfgState *fw = m->fw_cfg;
+    const char *cmdline = cfg->append ? cfg->append : "";
+    fw_cfg_add_i32(fw, FW_CFG_CMDLINE_ADDR, BOOT_CMDLINE_ADDR);
+    fw_cfg_add_i32(fw, FW_CFG_CMDLINE_SIZE, strlen(cmdline) + 1);
+    fw_cfg_add_bytes(fw, FW_CFG_CMDLINE_DATA, cmdline, strlen(cmdline) + 1);
+    return pc_fw_cfg_add_file_item(fw, FW_CFG_KERNEL_SIZE, FW_CFG_KERNEL_DATA, cfg->kernel,
+                                   errp) &&
+           (!cfg->initrd || strchr(cfg->initrd, ',') ||
+            pc_fw_cfg_add_file_item(fw, FW_CFG_INITRD_SIZE, FW_CFG_INITRD_DATA, cfg->initrd,
+                                    errp));
+}
+
+static uint64_t pc_pci_mem_base(const PCMachine *m)
+{
+    return MAX(m->mem.below_4g, PCI_MEM_ASSIGN_BASE);
+}
+
+static bool pc_create_devices(PCMachine *m, const MachineConfig *cfg, Error **errp)
+{
+    if (!pc_create_serials(cfg, errp)) {
+        return false;
+    }
+    RTCState *rtc = rtc_new(8, errp);
+    if (!rtc) {
+        return false;
+    }
+    rtc_set_pc_memory_info(rtc, m->mem.below_4g, m->mem.above_4g, cfg->smp_cpus);
+    port80_new();
+    i8042_new();
+    m->pci_bus = i440fx_init(pc_pci_map_irq, errp);
+    if (!m->pci_bus || (cfg->acpi && !(m->acpi_pm = acpi_pm_new(errp))) ||
+        !(m->fw_cfg = fw_cfg_new(errp)) || !pc_fill_fw_cfg(m, cfg, errp)) {
+        return false;
+    }
+    for (guint i = 0; i < cfg->devices->len; i++) {
+        const DeviceConfig *dev = g_ptr_array_index(cfg->devices, i);
+        if (!pc_create_user_device(m, dev, errp)) {
+            /* Device errors name the device themselves. */
+            error_prepend(errp, "-device: ");
+            return false;
+        }
+    }
+    return pci_bus_assign_resources(m->pci_bus, PCI_IO_BASE, PCI_IO_LIMIT,
+                                    pc_pci_mem_base(m), PCI_MEM_LIMIT, errp);
 }
 
 static bool pc_build_acpi_tables(PCMachine *m, const uint32_t *apic_ids, unsigned ncpus,
@@ -325,7 +331,7 @@ bool pc_machine_start(const MachineConfig *cfg, Error **errp)
     return kvm_create_vcpus(cfg->smp_cpus, &cfg->cpu, &topo, errp) &&
            pc_create_devices(&pc, cfg, errp) &&
            pc_load_boot_state(&pc, errp) &&
-           pc_fill_fw_cfg(&pc, cfg, errp) &&
+           pc_fw_cfg_add_boot_files(&pc, cfg, errp) &&
            kvm_start_vcpus(errp);
 }
 

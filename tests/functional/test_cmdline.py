@@ -35,6 +35,13 @@ BAD = [
     (["-device", "pci-testdev,addr=20"], "addr"),
     (["-device", "pdl-testdev,addr=3.8"], "addr"),
     (["-device", "pc-testdev,addr=3"], "addr"),
+    # Found when the machine is built, before the kernel is loaded.
+    (["-fw_cfg", "opt/a,file=/nonexistent/blob", "-kernel", "/dev/null"],
+     "-fw_cfg name=opt/a: Failed to open file “/nonexistent/blob”"),
+    (["-device", "pdl-testdev,addr=1", "-kernel", "/dev/null"],
+     "-device: pdl-testdev: PCI address 01.0 is already taken"),
+    (["-device", "pc-testdev", "-device", "pc-testdev", "-kernel", "/dev/null"],
+     "-device: only one pc-testdev"),
 ]
 
 # Options the parser accepts: the machine gets as far as loading the

@@ -92,14 +92,14 @@ def test_tiny_guest_reset_boots_again(runs, vmm):
     assert guest.rc == (5 << 1) | 1, guest.log
 
 
-def testdev_lines(log):
+def tiny_testdev_report(log):
     return re.findall(r"^tiny: testdev .*$", log, re.M)
 
 
 def test_qemu_test_devices_read_as_under_qemu(runs):
     """pc-testdev and pci-testdev as a guest suite written for QEMU sees them."""
     ours = tiny_guest(runs, "ours", "testdevs")
-    lines = testdev_lines(ours.log)
+    lines = tiny_testdev_report(ours.log)
     assert "tiny: testdev port 0xe0 0x00000000c0ffee42" in lines, ours.log
     assert "tiny: testdev port 0xe0 after byte 1 0x00000000c0ff5a42" in lines, ours.log
     assert "tiny: testdev iomem 0x0000000012345678" in lines, ours.log
@@ -108,4 +108,4 @@ def test_qemu_test_devices_read_as_under_qemu(runs):
     assert "tiny: testdev pci no-eventfd count 0x0000000000000001" in lines, ours.log
     assert ours.rc == 1, ours.log
     reference = tiny_guest(runs, "reference", "testdevs")
-    assert lines == testdev_lines(reference.log), (ours.log, reference.log)
+    assert lines == tiny_testdev_report(reference.log), (ours.log, reference.log)

@@ -46,6 +46,11 @@ def runs(our_vmm, tiny_kernels):
                                        f"{EXIT} -kernel {elf} -append 'smp reboot exit=5'",
                      vmm, limit=90, up_marker="tiny: hello"),
         ]
+    # Ours only: QEMU pauses the guest on this error instead of exiting.
+    frags.append(Fragment("ours_emulfail", f"guest_run tiny 60 -accel kvm -m 64M -nographic "
+                                           f"-no-reboot {EXIT} -kernel {elf} "
+                                           f"-append 'emulfail exit=0'",
+                          our_vmm, limit=90, up_marker="tiny: hello"))
     return kvmhost.run_batch(frags, mode="direct")
 
 
@@ -109,3 +114,12 @@ def test_qemu_test_devices_read_as_under_qemu(runs):
     assert ours.rc == 1, ours.log
     reference = tiny_guest(runs, "reference", "testdevs")
     assert lines == tiny_testdev_report(reference.log), (ours.log, reference.log)
+
+
+def test_kvm_internal_error_is_reported_and_ends_the_vmm(runs):
+    guest = tiny_guest(runs, "ours", "emulfail")
+    assert "tiny: loading an x87 operand from MMIO" in guest.log, guest.log
+    assert "tiny: the load was emulated" not in guest.log, guest.log
+    assert ("KVM internal error on vCPU 0, suberror 1 (emulation failure)" in guest.log
+            and re.search(r"vCPU 0: RIP=[0-9a-f]{16} ", guest.log)), guest.log
+    assert guest.rc == 1, guest.log

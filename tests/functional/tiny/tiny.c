@@ -22,6 +22,9 @@
  * prints what it reads, one "tiny: testdev ..." line per fact, so that runs
  * under two VMMs can be compared line by line: pc-testdev's scratch port
  * 0xe0 and memory window, and each pci-testdev test's header.
+ * With "emulfail" it loads an x87 operand from an unassigned MMIO address,
+ * an instruction KVM's emulator cannot perform: KVM reports an internal
+ * error (emulation failure) and the VMM must say so and exit.
  * With "reboot" it resets the machine through the keyboard controller the
  * first time (marking CMOS byte 0x40, which survives a reset) and prints
  * "tiny: second boot" the next time.
@@ -456,6 +459,11 @@ void tiny_main(uint32_t magic, const struct multiboot_info *info)
     const char *bench = cmdline_find(cmdline, "bench");
     if (bench && *bench == '=') {
         run_bench(bench + 1);
+    }
+    if (cmdline_find(cmdline, "emulfail")) {
+        puts_serial("tiny: loading an x87 operand from MMIO\n");
+        __asm__ volatile("fldl (%0)" : : "r"(UNASSIGNED_MMIO) : "memory");
+        puts_serial("tiny: the load was emulated\n");
     }
     if (cmdline_find(cmdline, "testdevs")) {
         run_testdevs();

@@ -117,7 +117,9 @@ def test_fw_cfg_item_reaches_guest_sysfs(runs):
     "bar-move-new", "bar-move-old"])
 def test_pci_test_device_from_guest(runs, check):
     log = platform_guest(runs).log
-    assert re.search(rf"^PASS {check}$", log, re.M), log
+    # Not anchored at the end: the kernel's console message about the MSI
+    # vector can land in the middle of the program's line.
+    assert re.search(rf"^PASS {check}(?![\w-])", log, re.M), log
     assert re.search(r"^SUMMARY 0 check\(s\) failed$", log, re.M), log
 
 

@@ -10,6 +10,8 @@ packages=(
     apt dpkg cpio kmod binutils xz-utils
     # test harness and the host side of guest tests
     python3 python3-pytest iproute2 iperf3 fio
+    # the fuzz build (configure --enable-fuzzing): clang and its libFuzzer/ASan runtimes
+    clang libclang-rt-14-dev
     # test-acpi disassembles the generated DSDT with iasl
     acpica-tools
     # the bench's outer host and the reference VMM

@@ -86,12 +86,13 @@ static bool vcpu_create(VCPU *cpu, struct kvm_cpuid2 *supported, Error **errp)
     }
     /* IA32_MISC_ENABLE with fast string operations on, as firmware leaves
      * it (and as QEMU sets it): Linux uses it to pick its memcpy. */
-    struct {
-        struct kvm_msrs hdr;
-        struct kvm_msr_entry entry;
-    } msrs = { .hdr.nmsrs = 1, .entry = { .index = MSR_IA32_MISC_ENABLE,
-                                          .data = MISC_ENABLE_FAST_STRING } };
-    if (ioctl(cpu->fd, KVM_SET_MSRS, &msrs) != 1) {
+    g_autofree struct kvm_msrs *msrs =
+        g_malloc0(sizeof(*msrs) + sizeof(struct kvm_msr_entry));
+    msrs->nmsrs = 1;
+    msrs->entries[0] = (struct kvm_msr_entry) {
+        .index = MSR_IA32_MISC_ENABLE, .data = MISC_ENABLE_FAST_STRING,
+    };
+    if (ioctl(cpu->fd, KVM_SET_MSRS, msrs) != 1) {
         error_setg_errno(errp, errno, "KVM_SET_MSRS on vCPU %u", cpu->index);
         return false;
     }

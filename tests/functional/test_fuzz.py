@@ -1,0 +1,71 @@
+"""The libFuzzer harness of the platform devices (tests/fuzz): a clang
+ASan+UBSan build in build-fuzz (./configure --enable-fuzzing), then a
+bounded fuzzing run that starts from the seed corpus and must end without
+a crash, a sanitizer report, a leak or a hang."""
+
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from kvmhost import REPO
+
+BUILDDIR = REPO / "build-fuzz"
+FUZZER = BUILDDIR / "tests" / "fuzz" / "fuzz-platform"
+CORPUS = REPO / "tests" / "fuzz" / "corpus"
+FUZZ_SECONDS = 60
+SANITIZER_REPORTS = ("ERROR: AddressSanitizer", "runtime error:", "ERROR: LeakSanitizer",
+                     "ERROR: libFuzzer", "==ERROR:")
+
+PROBE = "int LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n) { return 0; }\n"
+
+
+def libfuzzer_missing(tmp_path):
+    """Why clang cannot link a fuzzer here, or None if it can."""
+    if not shutil.which("clang"):
+        return "clang is not installed (scripts/install-deps.sh)"
+    probe = subprocess.run(["clang", "-fsanitize=fuzzer,address,undefined", "-x", "c", "-",
+                            "-o", str(tmp_path / "probe")], input=PROBE, text=True,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    if probe.returncode != 0:
+        return "clang cannot link libFuzzer (libclang-rt-14-dev): " + probe.stdout
+    return None
+
+
+@pytest.fixture(scope="module")
+def fuzzer(tmp_path_factory):
+    reason = libfuzzer_missing(tmp_path_factory.mktemp("probe"))
+    if reason:
+        pytest.skip(reason)
+    if not (BUILDDIR / "build.ninja").exists():
+        subprocess.run([str(REPO / "configure"), f"--builddir={BUILDDIR.name}",
+                        "--enable-fuzzing"], cwd=REPO, check=True, stdout=subprocess.DEVNULL)
+    # Only the harness and the library: the unit suites have their own builds.
+    subprocess.run(["ninja", "-C", str(BUILDDIR), str(FUZZER.relative_to(BUILDDIR))],
+                   check=True, stdout=subprocess.DEVNULL)
+    return FUZZER
+
+
+def test_fuzz_platform_devices(fuzzer, tmp_path):
+    corpus = tmp_path / "corpus"
+    shutil.copytree(CORPUS, corpus)
+    artifacts = tmp_path / "artifacts"
+    artifacts.mkdir()
+    run = subprocess.run(
+        [str(fuzzer), f"-max_total_time={FUZZ_SECONDS}", "-rss_limit_mb=2048", "-timeout=10",
+         "-print_final_stats=1", f"-artifact_prefix={artifacts}/", str(corpus)],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        timeout=FUZZ_SECONDS + 60)
+    found = sorted(p.name for p in artifacts.iterdir())
+    # The report is at the end; the beginning is the corpus being loaded.
+    report = run.stdout[-20000:]
+    assert run.returncode == 0 and not found, (
+        f"fuzz-platform failed (status {run.returncode}); reproduce with "
+        f"FUZZ_TRACE=1 {fuzzer} <input>; inputs kept in {artifacts}: {found}\n{report}")
+    assert not any(r in run.stdout for r in SANITIZER_REPORTS), report
+    # It really fuzzed: every seed loaded, and many more inputs ran.
+    executed = re.search(r"stat::number_of_executed_units: (\d+)", run.stdout)
+    assert executed and int(executed.group(1)) > 1000, report
+    seeds = re.search(r"(\d+) files found in " + re.escape(str(corpus)), run.stdout)
+    assert seeds and int(seeds.group(1)) == len(list(CORPUS.iterdir())), report

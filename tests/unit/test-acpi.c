@@ -9,6 +9,7 @@
 #include <glib/gstdio.h>
 #include "exec/memory.h"
 #include "hw/acpi/acpi.h"
+#include "pio.h"
 #include "hw/acpi/aml-build.h"
 #include "hw/irq.h"
 #include "hw/qdev.h"
@@ -652,30 +653,6 @@ static void test_dsdt_iasl(void)
 #define TIMER_WRAP  (1u << 24)
 
 static AcpiPMState *pm;
-
-static uint16_t inw(uint16_t port)
-{
-    uint16_t value;
-    g_assert_cmpint(address_space_read(address_space_io, port, &value, 2), ==, MEMTX_OK);
-    return value;
-}
-
-static void outw(uint16_t port, uint16_t value)
-{
-    g_assert_cmpint(address_space_write(address_space_io, port, &value, 2), ==, MEMTX_OK);
-}
-
-static void outb(uint16_t port, uint8_t value)
-{
-    g_assert_cmpint(address_space_write(address_space_io, port, &value, 1), ==, MEMTX_OK);
-}
-
-static uint32_t inl(uint16_t port)
-{
-    uint32_t value;
-    g_assert_cmpint(address_space_read(address_space_io, port, &value, 4), ==, MEMTX_OK);
-    return value;
-}
 
 static void slp(unsigned typ)
 {

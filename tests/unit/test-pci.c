@@ -11,6 +11,7 @@
 #include "hw/pci-host/i440fx.h"
 #include "hw/pci/msi.h"
 #include "hw/pci/pci.h"
+#include "pio.h"
 #include "qemu/log.h"
 #include "sysemu/runstate.h"
 
@@ -824,23 +825,6 @@ static void test_reset(void)
 
 /* ---- the i440FX host: configuration mechanism #1 and 0xcf9 ---- */
 
-static void outl(uint16_t port, uint32_t value)
-{
-    g_assert_cmpint(address_space_write(address_space_io, port, &value, 4), ==, MEMTX_OK);
-}
-
-static uint32_t in_n(uint16_t port, unsigned len)
-{
-    uint32_t value = 0;
-    g_assert_cmpint(address_space_read(address_space_io, port, &value, len), ==, MEMTX_OK);
-    return value;
-}
-
-static void out_n(uint16_t port, uint32_t value, unsigned len)
-{
-    g_assert_cmpint(address_space_write(address_space_io, port, &value, len), ==, MEMTX_OK);
-}
-
 static uint32_t conf1_address(unsigned bus, unsigned devfn, unsigned reg)
 {
     return 0x80000000u | bus << 16 | devfn << 8 | reg;
@@ -852,7 +836,7 @@ static gpointer conf1_racer_thread(gpointer unused)
 {
     for (unsigned i = 0; i < CONF1_RACE_ROUNDS; i++) {
         outl(0xcf8, conf1_address(0, PIIX3_DEVFN, PCI_VENDOR_ID));
-        uint32_t ids = in_n(0xcfc, 4);
+        uint32_t ids = io_read(0xcfc, 4);
         g_assert_true(ids == 0x12378086 || ids == 0x70008086);
     }
     return NULL;
@@ -866,73 +850,73 @@ static void test_i440fx(void)
     g_assert_null(err);
 
     outl(0xcf8, 0x80000000);
-    g_assert_cmphex(in_n(0xcf8, 4), ==, 0x80000000);
+    g_assert_cmphex(io_read(0xcf8, 4), ==, 0x80000000);
     outl(0xcf8, 0xffffffff);
-    g_assert_cmphex(in_n(0xcf8, 4), ==, 0x80fffffc);
+    g_assert_cmphex(io_read(0xcf8, 4), ==, 0x80fffffc);
 
     outl(0xcf8, conf1_address(0, I440FX_DEVFN, PCI_VENDOR_ID));
-    g_assert_cmphex(in_n(0xcfc, 4), ==, 0x12378086);
-    g_assert_cmphex(in_n(0xcfe, 2), ==, 0x1237);
-    g_assert_cmphex(in_n(0xcfd, 1), ==, 0x80);
+    g_assert_cmphex(io_read(0xcfc, 4), ==, 0x12378086);
+    g_assert_cmphex(io_read(0xcfe, 2), ==, 0x1237);
+    g_assert_cmphex(io_read(0xcfd, 1), ==, 0x80);
     outl(0xcf8, conf1_address(0, I440FX_DEVFN, PCI_REVISION_ID));
-    g_assert_cmphex(in_n(0xcfc, 4), ==, 0x06000002);
+    g_assert_cmphex(io_read(0xcfc, 4), ==, 0x06000002);
 
     outl(0xcf8, conf1_address(0, PIIX3_DEVFN, PCI_VENDOR_ID));
-    g_assert_cmphex(in_n(0xcfc, 4), ==, 0x70008086);
+    g_assert_cmphex(io_read(0xcfc, 4), ==, 0x70008086);
     outl(0xcf8, conf1_address(0, PIIX3_DEVFN, PCI_REVISION_ID));
-    g_assert_cmphex(in_n(0xcfc, 4) >> 8, ==, 0x060100);
+    g_assert_cmphex(io_read(0xcfc, 4) >> 8, ==, 0x060100);
     outl(0xcf8, conf1_address(0, PIIX3_DEVFN, 0x0c));
-    g_assert_cmphex(in_n(0xcfe, 1), ==, PCI_HEADER_TYPE_MULTI_FUNCTION);
+    g_assert_cmphex(io_read(0xcfe, 1), ==, PCI_HEADER_TYPE_MULTI_FUNCTION);
 
     /* PIIX3's PIRQ route registers: 0x80 each, writable, nothing else. */
     outl(0xcf8, conf1_address(0, PIIX3_DEVFN, 0x60));
-    g_assert_cmphex(in_n(0xcfc, 4), ==, 0x80808080);
-    out_n(0xcfd, 0x0b, 1);
-    g_assert_cmphex(in_n(0xcfc, 4), ==, 0x80800b80);
+    g_assert_cmphex(io_read(0xcfc, 4), ==, 0x80808080);
+    io_write(0xcfd, 0x0b, 1);
+    g_assert_cmphex(io_read(0xcfc, 4), ==, 0x80800b80);
 
     /* Disabled latch, other buses, empty slots: all ones. */
     outl(0xcf8, conf1_address(0, I440FX_DEVFN, 0) & ~0x80000000u);
-    g_assert_cmphex(in_n(0xcfc, 4), ==, 0xffffffff);
+    g_assert_cmphex(io_read(0xcfc, 4), ==, 0xffffffff);
     outl(0xcf8, conf1_address(1, I440FX_DEVFN, 0));
-    g_assert_cmphex(in_n(0xcfc, 4), ==, 0xffffffff);
-    out_n(0xcfc, 0, 4);
+    g_assert_cmphex(io_read(0xcfc, 4), ==, 0xffffffff);
+    io_write(0xcfc, 0, 4);
     outl(0xcf8, conf1_address(0, PCI_DEVFN(31, 7), 0));
-    g_assert_cmphex(in_n(0xcfc, 2), ==, 0xffff);
+    g_assert_cmphex(io_read(0xcfc, 2), ==, 0xffff);
     /* A misaligned data access. */
     outl(0xcf8, conf1_address(0, I440FX_DEVFN, 0));
-    g_assert_cmphex(in_n(0xcfd, 2), ==, 0xffff);
+    g_assert_cmphex(io_read(0xcfd, 2), ==, 0xffff);
 
     /* Linux's mechanism #1 probe: byte writes beside the latch change nothing. */
     outl(0xcf8, conf1_address(0, PIIX3_DEVFN, 0));
-    out_n(0xcfb, 0x01, 1);
-    out_n(0xcfa, 0x0101, 2);
-    g_assert_cmphex(in_n(0xcf8, 4), ==, conf1_address(0, PIIX3_DEVFN, 0));
-    g_assert_cmphex(in_n(0xcfa, 2), ==, 0xffff);
+    io_write(0xcfb, 0x01, 1);
+    io_write(0xcfa, 0x0101, 2);
+    g_assert_cmphex(io_read(0xcf8, 4), ==, conf1_address(0, PIIX3_DEVFN, 0));
+    g_assert_cmphex(io_read(0xcfa, 2), ==, 0xffff);
 
     /* Reset control at 0xcf9 (byte wide; leaves the latch alone). */
     g_assert_false(runstate_take_reset_request());
-    g_assert_cmphex(in_n(0xcf9, 1), ==, 0);
-    out_n(0xcf9, PIIX3_RCR_SYSTEM_RESET, 1);
+    g_assert_cmphex(io_read(0xcf9, 1), ==, 0);
+    io_write(0xcf9, PIIX3_RCR_SYSTEM_RESET, 1);
     g_assert_false(runstate_take_reset_request());
-    g_assert_cmphex(in_n(0xcf9, 1), ==, PIIX3_RCR_SYSTEM_RESET);
-    out_n(0xcf9, PIIX3_RCR_SYSTEM_RESET | PIIX3_RCR_RESET_CPU, 1);
+    g_assert_cmphex(io_read(0xcf9, 1), ==, PIIX3_RCR_SYSTEM_RESET);
+    io_write(0xcf9, PIIX3_RCR_SYSTEM_RESET | PIIX3_RCR_RESET_CPU, 1);
     g_assert_true(runstate_take_reset_request());
-    g_assert_cmphex(in_n(0xcf9, 1), ==, 0x06);
-    g_assert_cmphex(in_n(0xcf8, 4), ==, conf1_address(0, PIIX3_DEVFN, 0));
+    g_assert_cmphex(io_read(0xcf9, 1), ==, 0x06);
+    g_assert_cmphex(io_read(0xcf8, 4), ==, conf1_address(0, PIIX3_DEVFN, 0));
 
     /* Two vCPUs racing on the one latch read one function or the other. */
     GThread *racer = g_thread_new("conf1-racer", conf1_racer_thread, NULL);
     for (unsigned i = 0; i < CONF1_RACE_ROUNDS; i++) {
         outl(0xcf8, conf1_address(0, I440FX_DEVFN, PCI_VENDOR_ID));
-        uint32_t ids = in_n(0xcfc, 4);
+        uint32_t ids = io_read(0xcfc, 4);
         g_assert_true(ids == 0x12378086 || ids == 0x70008086);
     }
     g_thread_join(racer);
 
     /* Machine reset: latch, reset control and PIRQ routes to power-on values. */
     device_reset_all();
-    g_assert_cmphex(in_n(0xcf8, 4), ==, 0);
-    g_assert_cmphex(in_n(0xcf9, 1), ==, 0);
+    g_assert_cmphex(io_read(0xcf8, 4), ==, 0);
+    g_assert_cmphex(io_read(0xcf9, 1), ==, 0);
     g_assert_cmphex(pci_bus_config_read(bus, PIIX3_DEVFN, 0x60, 4), ==, 0x80808080);
     g_assert_false(runstate_take_reset_request());
 }

@@ -10,6 +10,7 @@
 #include "hw/irq.h"
 #include "hw/misc/pdl-testdev-regs.h"
 #include "hw/misc/testdev.h"
+#include "pio.h"
 #include "hw/pci/msi.h"
 #include "hw/pci/pci.h"
 #include "hw/qdev.h"
@@ -74,30 +75,6 @@ static unsigned map_irq(unsigned slot, unsigned pin)
 }
 
 /* ---- access helpers ---- */
-
-static uint32_t mem_read(uint64_t addr, unsigned size)
-{
-    uint32_t value = 0;
-    g_assert_cmpint(address_space_read(address_space_memory, addr, &value, size), ==, MEMTX_OK);
-    return value;
-}
-
-static void mem_write(uint64_t addr, uint32_t value, unsigned size)
-{
-    g_assert_cmpint(address_space_write(address_space_memory, addr, &value, size), ==, MEMTX_OK);
-}
-
-static uint32_t io_read(uint64_t port, unsigned size)
-{
-    uint32_t value = 0;
-    g_assert_cmpint(address_space_read(address_space_io, port, &value, size), ==, MEMTX_OK);
-    return value;
-}
-
-static void io_write(uint64_t port, uint32_t value, unsigned size)
-{
-    g_assert_cmpint(address_space_write(address_space_io, port, &value, size), ==, MEMTX_OK);
-}
 
 static uint32_t pdl_read(unsigned reg)
 {

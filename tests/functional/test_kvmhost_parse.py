@@ -67,3 +67,14 @@ def test_retry_for_a_guest_that_never_came_up():
     panicked = kvmhost.parse_batch("@@TEST-BEGIN p\n@@GUEST-BEGIN g\nKernel panic - x\n"
                                    "@@GUEST-END g rc=0\n@@TEST-END p rc=0\n")["p"]
     assert kvmhost._needs_retry(frag, panicked) is None
+
+
+def test_a_host_that_died_twice_gets_a_third_batch():
+    frag = kvmhost.Fragment("x", "", "/bin/true")
+    out = kvmhost.parse_batch(BATCH)
+    died, killed = out["gamma"], out["beta"]
+    assert kvmhost._retry_reason(frag, died, 1) == kvmhost.HOST_DIED
+    assert kvmhost._retry_reason(frag, died, 2) == kvmhost.HOST_DIED
+    assert kvmhost._retry_reason(frag, died, 3) is None
+    assert "killed" in kvmhost._retry_reason(frag, killed, 1)
+    assert kvmhost._retry_reason(frag, killed, 2) is None

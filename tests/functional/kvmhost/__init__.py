@@ -15,7 +15,8 @@ Retry policy (the nested bench has hangs of its own, about one two-vCPU L2
 boot in fifty): a fragment whose result never came back (L1 hung or died),
 one whose guest was killed at its time limit without a kernel panic, or one
 whose guest ended before its system was up (Fragment.up_marker) without a
-panic, is run once more in a second batch. The second result is final, and every retry is
+panic, is run once more in a second batch. If its host died again, it gets
+a third batch; otherwise the second result is final. Every retry is
 recorded (Outcome.retried, RETRIES) and printed at the end of the test
 session, so CI never turns green or red by luck without saying so. A guest
 that ends wrongly (panic, wrong output, wrong status) is never retried.
@@ -189,9 +190,12 @@ def _run_direct(fragments, workdir, log, files):
     return log.read_text(errors="replace")
 
 
+HOST_DIED = "its result never came back (the host hung or died)"
+
+
 def _needs_retry(frag, outcome):
     if outcome is None or outcome.rc is None:
-        return "its result never came back (the host hung or died)"
+        return HOST_DIED
     if outcome.rc == 137 and frag.retry_on_timeout:
         return "it was killed at its time limit"
     for guest in outcome.guests.values():
@@ -199,6 +203,17 @@ def _needs_retry(frag, outcome):
             return f"guest {guest.name} was killed at its time limit"
         if frag.up_marker and frag.up_marker not in guest.log and not guest.panicked():
             return f"guest {guest.name} ended in early boot (VMM status {guest.rc})"
+    return None
+
+
+def _retry_reason(frag, outcome, attempt):
+    """Why frag runs again after this attempt, or None. A fragment gets one
+    rerun for any reason _needs_retry names; one whose host died gets a
+    second: L1's own kernel crashes now and then under this load (docs/
+    testing.md), and that says nothing about the VMM under test."""
+    reason = _needs_retry(frag, outcome)
+    if attempt == 1 or (attempt == 2 and reason == HOST_DIED):
+        return reason
     return None
 
 
@@ -216,21 +231,20 @@ def run_batch(fragments, mode=None, logdir=None, files=None):
     logdir.mkdir(parents=True, exist_ok=True)
     outcomes = {}
     pending = list(fragments)
-    for attempt in (1, 2):
+    for attempt in (1, 2, 3):
         with tempfile.TemporaryDirectory(prefix="vmm-batch.") as tmp:
             log = logdir / f"{pending[0].name}.{mode}.{attempt}.log"
             results = parse_batch(runner(pending, Path(tmp), log, files))
         retry = []
         for frag in pending:
             outcome = results.get(frag.name) or Outcome(frag.name, None, "", {})
-            if attempt == 1:
-                reason = _needs_retry(frag, outcome)
-                if reason:
-                    RETRIES.append((frag.name, reason))
-                    retry.append(frag)
-                    continue
-            else:
-                outcome.retried = dict(RETRIES).get(frag.name)
+            reason = _retry_reason(frag, outcome, attempt)
+            if reason:
+                RETRIES.append((frag.name, reason))
+                retry.append(frag)
+                continue
+            if attempt > 1:
+                outcome.retried = "; then ".join(r for n, r in RETRIES if n == frag.name)
             outcomes[frag.name] = outcome
         pending = retry
         if not pending:

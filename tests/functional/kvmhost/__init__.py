@@ -27,8 +27,10 @@ import os
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[3]
@@ -151,8 +153,43 @@ def _run_nested(fragments, workdir, log, files):
         cmd += ["--vmm", f"{name}={vmm}"]
     for name, path in files.items():
         cmd += ["--vmm", f"{name}={path}"]
-    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    _watch_l1(proc, log, {f.name: f.limit for f in fragments})
     return log.read_text(errors="replace") if log.exists() else ""
+
+
+# L1 enforces every fragment's limit itself, so a console that stays silent
+# longer than that is a hung L1 (seen on the bench): end it then, rather
+# than at the whole batch's limit, and let the retry policy rerun what was
+# lost.
+L1_QUIET_LIMIT = 300        # seconds: boot to the first fragment, or between fragments
+FRAGMENT_SLACK = 60         # seconds past a fragment's own limit
+
+
+def _allowed_silence(console, limits):
+    """How long L1 may stay silent after the last fragment event on its console."""
+    events = re.findall(r"^@@TEST-(BEGIN|END) (\S+)", console, re.M)
+    if events and events[-1][0] == "BEGIN":
+        return limits.get(events[-1][1], 0) + FRAGMENT_SLACK
+    return L1_QUIET_LIMIT
+
+
+def _watch_l1(proc, log, limits):
+    seen, last_change = None, time.monotonic()
+    while proc.poll() is None:
+        time.sleep(2)
+        console = log.read_text(errors="replace") if log.exists() else ""
+        if console != seen:
+            seen, last_change = console, time.monotonic()
+        elif time.monotonic() - last_change > _allowed_silence(console, limits):
+            # TERM first: run-in-l1.sh's exit trap removes its work directory.
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
 
 
 def _run_direct(fragments, workdir, log, files):

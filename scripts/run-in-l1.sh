@@ -82,10 +82,10 @@ chmod 755 "$payload/bench/run"
 kit_cpio "$payload" "$work/payload.cpio"
 cat "$kit/l1/base.cpio" "$work/payload.cpio" > "$work/initrd.cpio"
 
-# mitigations=off: L1 is a disposable test host on an emulated CPU. Its
-# kernel crashed now and then with the default speculation mitigations
-# ("TASK stack guard page was hit" right after a KVM_RUN, with the SRSO
-# return thunk on the stack); the thunks only slow TCG down anyway.
+# mitigations=off: L1 is a disposable test host on an emulated CPU, where
+# speculation mitigations only cost time. (L1's occasional kernel crash,
+# "TASK stack guard page was hit" after a KVM_RUN, happens with and without
+# them: docs/testing.md.)
 outer=("$OUTER" -accel tcg -cpu EPYC -smp "$smp" -m "$mem" -no-reboot
        -kernel "$kit/l1/bzImage" -initrd "$work/initrd.cpio"
        -append "console=ttyS0 quiet panic=-1 mitigations=off $mode"

@@ -19,6 +19,7 @@
 #include <glib.h>
 #include "hw/acpi/acpi.h"
 #include "hw/acpi/aml-build.h"
+#include "qemu/bytesum.h"
 #include "hw/i386/mptable.h"
 #include "hw/input/i8042.h"
 #include "hw/irq.h"
@@ -253,16 +254,6 @@ static uint32_t area_address(size_t offset)
     return ACPI_TABLES_ADDR + offset;
 }
 
-static uint8_t acpi_checksum(const void *data, size_t len)
-{
-    const uint8_t *p = data;
-    uint8_t sum = 0;
-    for (size_t i = 0; i < len; i++) {
-        sum += p[i];
-    }
-    return -sum;
-}
-
 /* Reserve a table of len bytes and fill in its header, all but the
  * checksum (table_seal() does that once the contents are final). */
 static size_t table_new(AcpiArea *area, const char *signature, uint8_t revision, size_t len)
@@ -284,7 +275,7 @@ static void table_seal(AcpiArea *area, size_t offset)
 {
     AcpiTableHeader *h = area_at(area, offset);
     h->checksum = 0;
-    h->checksum = acpi_checksum(h, h->length);
+    h->checksum = byte_sum_checksum(h, h->length);
 }
 
 /* ---- DSDT ---- */
@@ -598,8 +589,8 @@ static void fill_rsdp(AcpiArea *area, size_t offset, size_t rsdt, size_t xsdt)
     rsdp->rsdt_address = area_address(rsdt);
     rsdp->length = sizeof(AcpiRsdp);
     rsdp->xsdt_address = area_address(xsdt);
-    rsdp->checksum = acpi_checksum(rsdp, ACPI_RSDP_V1_LENGTH);
-    rsdp->extended_checksum = acpi_checksum(rsdp, sizeof(AcpiRsdp));
+    rsdp->checksum = byte_sum_checksum(rsdp, ACPI_RSDP_V1_LENGTH);
+    rsdp->extended_checksum = byte_sum_checksum(rsdp, sizeof(AcpiRsdp));
 }
 
 /* ---- entry point ---- */

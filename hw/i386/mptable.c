@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <string.h>
 #include "hw/i386/mptable.h"
+#include "qemu/bytesum.h"
 
 #define MP_SPEC_REV             4       /* MP spec 1.4 */
 #define MP_LAPIC_VERSION        0x14    /* integrated xAPIC, as KVM emulates */
@@ -127,17 +128,6 @@ static uint64_t mp_config_table_size(const MPTableConfig *cfg)
            sizeof(MPBusEntry) + sizeof(MPIOAPICEntry) +
            MP_IO_INTERRUPT_ENTRIES * sizeof(MPInterruptEntry) + pci +
            MP_LOCAL_INTERRUPT_ENTRIES * sizeof(MPInterruptEntry);
-}
-
-/* The value that makes the bytes of [data, data + len) sum to 0 mod 256. */
-static uint8_t mp_checksum(const uint8_t *data, size_t len)
-{
-    uint8_t sum = 0;
-
-    for (size_t i = 0; i < len; i++) {
-        sum += data[i];
-    }
-    return -sum;
 }
 
 /* The IOAPIC takes the first id above every local APIC id, so the two
@@ -290,7 +280,7 @@ static void mp_write_floating_pointer(uint8_t *dst)
         .spec_rev = MP_SPEC_REV,
     };
     memcpy(fp.signature, "_MP_", sizeof(fp.signature));
-    fp.checksum = mp_checksum((const uint8_t *)&fp, sizeof(fp));
+    fp.checksum = byte_sum_checksum(&fp, sizeof(fp));
     memcpy(dst, &fp, sizeof(fp));
 }
 
@@ -308,7 +298,7 @@ static void mp_write_config_header(uint8_t *dst, uint16_t table_length,
     memcpy(hdr.product_id, "PC          ", sizeof(hdr.product_id));
     memcpy(dst, &hdr, sizeof(hdr));
     /* The checksum covers the whole base table, entries included. */
-    dst[offsetof(MPConfigHeader, checksum)] = mp_checksum(dst, table_length);
+    dst[offsetof(MPConfigHeader, checksum)] = byte_sum_checksum(dst, table_length);
 }
 
 bool mptable_build(GuestMemory *mem, const MPTableConfig *cfg, uint8_t *ioapic_id,

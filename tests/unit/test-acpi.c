@@ -14,6 +14,7 @@
 #include "hw/irq.h"
 #include "hw/qdev.h"
 #include "sysemu/runstate.h"
+#include "le-bytes.h"
 
 #define RAM_SIZE            (2 * 1024 * 1024)
 #define RAM_POISON          0xa5
@@ -147,30 +148,6 @@ static void test_aml_resources(void)
 }
 
 /* ---- tables: a guest's view ---- */
-
-static uint16_t get16(const uint8_t *p)
-{
-    return p[0] | p[1] << 8;
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-    return get16(p) | (uint32_t)get16(p + 2) << 16;
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-    return get32(p) | (uint64_t)get32(p + 4) << 32;
-}
-
-static uint8_t byte_sum(const uint8_t *p, size_t len)
-{
-    uint8_t sum = 0;
-    for (size_t i = 0; i < len; i++) {
-        sum += p[i];
-    }
-    return sum;
-}
 
 typedef struct Guest {
     uint8_t *ram;

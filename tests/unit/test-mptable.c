@@ -5,6 +5,7 @@
 #include <string.h>
 #include <glib.h>
 #include "hw/i386/mptable.h"
+#include "le-bytes.h"
 
 #define RAM_1M          0x100000ULL
 #define BIOS_AREA_START 0xf0000ULL
@@ -55,25 +56,6 @@ static void guest_init(Guest *g, uint64_t size)
     g->ram = g_malloc(size);
     memset(g->ram, RAM_POISON, size);
     g->mem = (GuestMemory){ .host = g->ram, .below_4g = size };
-}
-
-static uint16_t get16(const uint8_t *p)
-{
-    return p[0] | p[1] << 8;
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-    return get16(p) | (uint32_t)get16(p + 2) << 16;
-}
-
-static uint8_t byte_sum(const uint8_t *p, size_t len)
-{
-    uint8_t sum = 0;
-    for (size_t i = 0; i < len; i++) {
-        sum += p[i];
-    }
-    return sum;
 }
 
 static void assert_zero(const uint8_t *p, size_t len)

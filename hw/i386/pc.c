@@ -335,21 +335,31 @@ bool pc_machine_start(const MachineConfig *cfg, Error **errp)
            kvm_start_vcpus(errp);
 }
 
-void pc_machine_reset(void)
+/*
+ * What a reset and an S3 wake-up share, with every vCPU paused: devices and
+ * interrupt lines to power-on state, the KVM VM created anew with the same
+ * RAM, then start_cpu sets the boot CPU up. A failure ends the VMM.
+ */
+static void pc_power_cycle(bool (*start_cpu)(PCMachine *m, Error **errp), const char *what)
 {
     Error *err = NULL;
-    runstate_set(RUN_STATE_RESET);
-    kvm_pause_all();
     device_reset_all();
     irq_reset_all();
-    if (!kvm_reset_vm(&err) || !pc_load_boot_state(&pc, &err)) {
-        error_prepend(&err, "reset failed: ");
+    if (!kvm_reset_vm(&err) || !start_cpu(&pc, &err)) {
+        error_prepend(&err, "%s failed: ", what);
         error_report_err(err);
         qemu_system_shutdown_request(1);
         return;
     }
     runstate_set(RUN_STATE_RUNNING);
     kvm_resume_all();
+}
+
+void pc_machine_reset(void)
+{
+    runstate_set(RUN_STATE_RESET);
+    kvm_pause_all();
+    pc_power_cycle(pc_load_boot_state, "reset");
 }
 
 void pc_machine_suspend(void)
@@ -386,21 +396,10 @@ static bool pc_resume_from_s3(PCMachine *m, Error **errp)
 
 void pc_machine_wakeup(void)
 {
-    if (runstate_get() != RUN_STATE_SUSPENDED || !pc.acpi_pm ||
-        !acpi_pm_rtc_wake_enabled(pc.acpi_pm)) {
-        return;
+    if (runstate_get() == RUN_STATE_SUSPENDED && pc.acpi_pm &&
+        acpi_pm_rtc_wake_enabled(pc.acpi_pm)) {
+        pc_power_cycle(pc_resume_from_s3, "resume from S3");
     }
-    Error *err = NULL;
-    device_reset_all();
-    irq_reset_all();
-    if (!kvm_reset_vm(&err) || !pc_resume_from_s3(&pc, &err)) {
-        error_prepend(&err, "resume from S3 failed: ");
-        error_report_err(err);
-        qemu_system_shutdown_request(1);
-        return;
-    }
-    runstate_set(RUN_STATE_RUNNING);
-    kvm_resume_all();
 }
 
 void pc_machine_stop(void)

@@ -351,6 +351,11 @@ static bool vcpu_handle_exit(VCPU *cpu)
     case KVM_EXIT_HLT:          /* the in-kernel LAPIC handles HLT; harmless */
         return true;
     case KVM_EXIT_SHUTDOWN:     /* triple fault: a PC resets */
+        if (qemu_loglevel_mask(LOG_GUEST_ERROR)) {
+            qemu_log_mask(LOG_GUEST_ERROR, "vCPU %u: triple fault, resetting the machine\n",
+                          cpu->index);
+            vcpu_dump_state(cpu);
+        }
         qemu_system_reset_request();
         return false;
     case KVM_EXIT_SYSTEM_EVENT:

@@ -19,7 +19,25 @@
 #   --limit SECS    hard limit for the whole L1 boot (default 900); the outer
 #                   QEMU is then killed with SIGKILL
 #   --smp N --mem SIZE   L1's CPUs and memory (default 2 and 4G)
-#   --log FILE      also write L1's console to FILE
+#   --log FILE      also write L1's kernel console to FILE
+#   --data FILE     with --tests: write the batch's framed output to FILE
+#                   (it also goes to stdout)
+#   --tag TAG       name the outer QEMU "bench-l1-TAG" (-name), so that a
+#                   harness can find and end every L1 it started
+#   --monitor SOCK  with --tests: the outer QEMU's QMP monitor on the unix
+#                   socket SOCK (the harness asks it for L1's CPU state when
+#                   it gives up a hung L1)
+#
+# In batch mode the framed output travels on L1's second serial port, apart
+# from L1's kernel console: kernel messages never split a line of it.
+#
+# For experiments on the bench itself (scripts/bench-soak), these variables
+# replace the defaults of the outer QEMU and L1's kernel:
+#   BENCH_OUTER_QEMU   the outer QEMU binary (qemu-system-x86_64)
+#   BENCH_L1_ACCEL     its -accel option (tcg)
+#   BENCH_L1_CPU       its -cpu option ($L1_CPU below)
+#   BENCH_L1_APPEND    words added to L1's kernel command line, module
+#                      parameters included (kvm_amd.npt=0)
 # The exit status is L1's "L1-EXIT=" status, or 125 if L1 never reported
 # one (crashed, hung or killed at its limit).
 set -euo pipefail
@@ -27,7 +45,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(dirname "$here")
 source "$here/lib/kit.sh"
 
-vmms=() tests= run= limit=900 smp=2 mem=4G log=
+vmms=() tests= run= limit=900 smp=${BENCH_L1_SMP:-1} mem=4G log= data= tag=$$ monitor=
 while [ $# -gt 0 ]; do
     case "$1" in
     --vmm) vmms+=("$2"); shift 2 ;;
@@ -37,6 +55,9 @@ while [ $# -gt 0 ]; do
     --smp) smp=$2; shift 2 ;;
     --mem) mem=$2; shift 2 ;;
     --log) log=$2; shift 2 ;;
+    --data) data=$2; shift 2 ;;
+    --tag) tag=$2; shift 2 ;;
+    --monitor) monitor=$2; shift 2 ;;
     *) kit_die "unknown option $1 (see the header of $0)" ;;
     esac
 done
@@ -82,31 +103,40 @@ chmod 755 "$payload/bench/run"
 kit_cpio "$payload" "$work/payload.cpio"
 cat "$kit/l1/base.cpio" "$work/payload.cpio" > "$work/initrd.cpio"
 
+# EPYC less the features TCG cannot emulate: QEMU would drop them anyway,
+# with a warning per feature and vCPU at every boot.
+L1_CPU=EPYC,-rdseed,-sha-ni,-fxsr-opt,-misalignsse,-3dnowprefetch,-osvw,-topoext,-nrip-save,-xsavec
 # mitigations=off: L1 is a disposable test host on an emulated CPU, where
-# speculation mitigations only cost time. (L1's occasional kernel crash,
-# "TASK stack guard page was hit" after a KVM_RUN, happens with and without
-# them: docs/testing.md.)
-outer=("$OUTER" -accel tcg -cpu EPYC -smp "$smp" -m "$mem" -no-reboot
+# speculation mitigations only cost time.
+outer=("$OUTER" -accel "${BENCH_L1_ACCEL:-tcg}" -cpu "${BENCH_L1_CPU:-$L1_CPU}"
+       -smp "$smp" -m "$mem" -no-reboot -name "bench-l1-$tag"
        -kernel "$kit/l1/bzImage" -initrd "$work/initrd.cpio"
-       -append "console=ttyS0 quiet panic=-1 mitigations=off $mode"
+       -append "console=ttyS0 quiet panic=-1 mitigations=off $mode ${BENCH_L1_APPEND:-}"
        -nodefaults -display none -device isa-debug-exit)
 if [ -n "$tests" ]; then
-    # Batch: console to a file that this script follows; the limit ends in
-    # SIGKILL because a stuck outer QEMU may ignore SIGTERM.
-    console=${log:-$work/console.log}
+    # Batch: the kernel console (ttyS0) and the batch's output (ttyS1) go to
+    # files; this script follows the second. The limit ends in SIGKILL
+    # because a stuck outer QEMU may ignore SIGTERM. --foreground keeps the
+    # outer QEMU in this script's process group, so that whoever ends the
+    # group ends L1 too (plain timeout would move it to a group of its own
+    # and leave it running, orphaned, until its limit).
+    console=${log:-$work/console.log} data=${data:-$work/data.log}
     : > "$console"
-    # The outer QEMU's stderr (TCG's warnings about CPU features it cannot
-    # emulate) is shown only when L1 fails.
-    timeout -s KILL "$limit" "${outer[@]}" -serial "file:$console" \
-        < /dev/null 2> "$work/outer.err" &
+    : > "$data"
+    [ -z "$monitor" ] || outer+=(-qmp "unix:$monitor,server=on,wait=off")
+    timeout --foreground -s KILL "$limit" "${outer[@]}" \
+        -serial "file:$console" -serial "file:$data" < /dev/null 2> "$work/outer.err" &
     pid=$!
-    tail -f --pid="$pid" "$console" &
+    trap 'kill -KILL "$pid" 2>/dev/null; rm -rf "$work"' EXIT
+    trap 'exit 143' TERM INT HUP
+    tail -f --pid="$pid" "$data" &
     wait "$pid" || true
     wait
-    status=$(tr -d '\r' < "$console" | sed -n 's/^L1-EXIT=\([0-9]*\)$/\1/p' | tail -n 1)
+    status=$(tr -d '\r' < "$data" | sed -n 's/^L1-EXIT=\([0-9]*\)$/\1/p' | tail -n 1)
     if [ -z "$status" ]; then
-        echo "run-in-l1: L1 ended without reporting a status; outer QEMU said:" >&2
-        grep -v "TCG doesn't support requested feature" "$work/outer.err" >&2 || true
+        echo "run-in-l1: L1 ended without reporting a status; its console ended with:" >&2
+        tail -n 20 "$console" >&2
+        cat "$work/outer.err" >&2
     fi
 else
     console=${log:-/dev/null}

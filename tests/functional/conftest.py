@@ -1,5 +1,6 @@
-"""pytest glue for the functional tests: the kvmhost harness on sys.path and
-a report of every bench retry at the end of the session."""
+"""pytest glue for the functional tests: the kvmhost harness on sys.path, a
+report of every bench retry and lost L1 at the end of the session, and no
+bench L1 left running after it, however it ends."""
 
 import subprocess
 import sys
@@ -10,9 +11,22 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 import kvmhost  # noqa: E402
+from kvmhost import l1  # noqa: E402
+
+l1.end_all_on_exit()
+
+
+def pytest_sessionfinish():
+    l1.end_all()
 
 
 def pytest_terminal_summary(terminalreporter):
+    if kvmhost.L1_LOSSES:
+        terminalreporter.section("bench L1 hosts lost (their fragments were retried)")
+        for log, why, evidence in kvmhost.L1_LOSSES:
+            terminalreporter.write_line(f"L1 {log}: {why}")
+            for line in evidence.splitlines()[-8:]:
+                terminalreporter.write_line(f"    {line}")
     if kvmhost.RETRIES:
         terminalreporter.section("bench retries (each ran once more; second result final)")
         for name, reason in kvmhost.RETRIES:

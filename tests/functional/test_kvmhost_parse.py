@@ -80,10 +80,3 @@ def test_a_host_that_died_twice_gets_a_third_batch():
     assert kvmhost._retry_reason(frag, killed, 2) is None
 
 
-def test_a_silent_l1_is_given_up_after_the_running_fragments_limit():
-    limits = {"a": 100, "b": 200}
-    assert kvmhost._allowed_silence("", limits) == kvmhost.L1_QUIET_LIMIT
-    running_b = "@@TEST-BEGIN a\nx\n@@TEST-END a rc=0\n@@TEST-BEGIN b\n"
-    assert kvmhost._allowed_silence(running_b, limits) == 200 + kvmhost.FRAGMENT_SLACK
-    assert kvmhost._allowed_silence(running_b + "@@TEST-END b rc=0\n",
-                                    limits) == kvmhost.L1_QUIET_LIMIT

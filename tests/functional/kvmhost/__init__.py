@@ -27,11 +27,13 @@ import os
 import re
 import shlex
 import shutil
-import signal
 import subprocess
 import tempfile
-import time
+import threading
 from pathlib import Path
+
+from . import l1
+from .stream import Guest, Outcome, parse_batch  # noqa: F401  (part of the API)
 
 REPO = Path(__file__).resolve().parents[3]
 HOSTLIB = Path(__file__).with_name("hostlib.sh")
@@ -39,6 +41,8 @@ SCRIPTS = REPO / "scripts"
 
 # Every retry made in this process, as (fragment name, reason).
 RETRIES = []
+# Every L1 that did not finish its batch, as (log name, why, its console's end).
+L1_LOSSES = []
 
 
 def host_mode():
@@ -77,63 +81,6 @@ class Fragment:
     up_marker: str | None = "KIT-READY"
 
 
-@dataclasses.dataclass
-class Guest:
-    name: str
-    rc: int
-    log: str
-    killed: bool
-
-    def kit_exit(self):
-        """The status the L2 kit's init printed for its command, or None."""
-        found = re.findall(r"^KIT-EXIT=(\d+)$", self.log, re.M)
-        return int(found[-1]) if found else None
-
-    def panicked(self):
-        return "Kernel panic" in self.log
-
-
-@dataclasses.dataclass
-class Outcome:
-    name: str
-    rc: int | None          # None: the fragment's end never came back
-    output: str             # everything the fragment printed
-    guests: dict
-    retried: str | None = None
-
-    def guest(self, name):
-        if name not in self.guests:
-            raise AssertionError(f"test {self.name}: guest {name} never ran\n"
-                                 f"--- test output ---\n{self.output}")
-        return self.guests[name]
-
-
-_FRAME = re.compile(r"^@@TEST-BEGIN (\S+)\n(.*?)^@@TEST-END \1 rc=(\d+)$", re.S | re.M)
-_BEGIN = re.compile(r"^@@TEST-BEGIN (\S+)$", re.M)
-_GUEST = re.compile(r"^@@GUEST-BEGIN (\S+)\n(.*?)^@@GUEST-END \1 rc=(\d+)( killed=\S+)?$",
-                    re.S | re.M)
-
-
-def parse_batch(text):
-    """Outcomes of the fragments framed in a batch's output."""
-    text = text.replace("\r", "")
-    outcomes = {}
-    for name, body, rc in _FRAME.findall(text):
-        outcomes[name] = Outcome(name, int(rc), body, _parse_guests(body))
-    # A fragment that began but never ended: keep what it printed.
-    for begin in _BEGIN.finditer(text):
-        name = begin.group(1)
-        if name not in outcomes:
-            body = text[begin.end() + 1:].split("@@TEST-BEGIN")[0]
-            outcomes[name] = Outcome(name, None, body, _parse_guests(body))
-    return outcomes
-
-
-def _parse_guests(body):
-    return {name: Guest(name, int(rc), log, bool(killed))
-            for name, log, rc, killed in _GUEST.findall(body)}
-
-
 def _write_batch(fragments, directory, vmm_path_in_host):
     directory.mkdir(parents=True, exist_ok=True)
     for frag in fragments:
@@ -142,57 +89,20 @@ def _write_batch(fragments, directory, vmm_path_in_host):
             f"VMM={shlex.quote(vmm_path_in_host(frag.vmm))}\nLIMIT={frag.limit}\n")
 
 
-def _run_nested(fragments, workdir, log, files):
+def _run_nested(fragments, workdir, log_prefix, files):
     names = {vmm: f"vmm{i}" for i, vmm in enumerate(sorted({f.vmm for f in fragments}))}
     batch = workdir / "batch"
     _write_batch(fragments, batch, lambda vmm: f"/bench/bin/{names[vmm]}")
-    limit = 120 + sum(f.limit for f in fragments)
-    cmd = [str(SCRIPTS / "run-in-l1.sh"), "--tests", str(batch), "--limit", str(limit),
-           "--log", str(log)]
-    for vmm, name in names.items():
-        cmd += ["--vmm", f"{name}={vmm}"]
-    for name, path in files.items():
-        cmd += ["--vmm", f"{name}={path}"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
-    _watch_l1(proc, log, {f.name: f.limit for f in fragments})
-    return log.read_text(errors="replace") if log.exists() else ""
+    vmms = {name: vmm for vmm, name in names.items()}
+    vmms.update(files)
+    run = l1.run(batch, {f.name: f.limit for f in fragments}, log_prefix, vmms,
+                 limit=120 + sum(f.limit for f in fragments))
+    if run.fate != "done":
+        L1_LOSSES.append((log_prefix.name, run.fate, run.evidence))
+    return run.outcomes
 
 
-# L1 enforces every fragment's limit itself, so a console that stays silent
-# longer than that is a hung L1 (seen on the bench): end it then, rather
-# than at the whole batch's limit, and let the retry policy rerun what was
-# lost.
-L1_QUIET_LIMIT = 300        # seconds: boot to the first fragment, or between fragments
-FRAGMENT_SLACK = 60         # seconds past a fragment's own limit
-
-
-def _allowed_silence(console, limits):
-    """How long L1 may stay silent after the last fragment event on its console."""
-    events = re.findall(r"^@@TEST-(BEGIN|END) (\S+)", console, re.M)
-    if events and events[-1][0] == "BEGIN":
-        return limits.get(events[-1][1], 0) + FRAGMENT_SLACK
-    return L1_QUIET_LIMIT
-
-
-def _watch_l1(proc, log, limits):
-    seen, last_change = None, time.monotonic()
-    while proc.poll() is None:
-        time.sleep(2)
-        console = log.read_text(errors="replace") if log.exists() else ""
-        if console != seen:
-            seen, last_change = console, time.monotonic()
-        elif time.monotonic() - last_change > _allowed_silence(console, limits):
-            # TERM first: run-in-l1.sh's exit trap removes its work directory.
-            os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
-
-
-def _run_direct(fragments, workdir, log, files):
+def _run_direct(fragments, workdir, log_prefix, files):
     batch = workdir / "batch"
     _write_batch(fragments, batch, lambda vmm: vmm)
     file_dir = workdir / "files"
@@ -212,6 +122,7 @@ def _run_direct(fragments, workdir, log, files):
                        check=True)
         cmd = ["ip", "netns", "exec", namespace] + cmd
     limit = 60 + sum(f.limit for f in fragments)
+    log = Path(f"{log_prefix}.data.log")
     try:
         with open(log, "w") as out:
             proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env,
@@ -224,7 +135,7 @@ def _run_direct(fragments, workdir, log, files):
     finally:
         if namespace:
             subprocess.run(["ip", "netns", "del", namespace])
-    return log.read_text(errors="replace")
+    return parse_batch(log.read_text(errors="replace"))
 
 
 HOST_DIED = "its result never came back (the host hung or died)"
@@ -254,12 +165,41 @@ def _retry_reason(frag, outcome, attempt):
     return None
 
 
+def l1_parallel():
+    """How many L1 hosts may run at once: one per host core (each L1 has one
+    vCPU: docs/testing.md), VMM_TEST_L1_PARALLEL to choose."""
+    wanted = os.environ.get("VMM_TEST_L1_PARALLEL")
+    return max(1, int(wanted) if wanted else os.cpu_count() or 1)
+
+
+def split_batch(fragments, count):
+    """fragments in at most count groups of about equal time limits, each
+    keeping the batch's order (longest first into the lightest group)."""
+    count = max(1, min(count, len(fragments)))
+    groups, loads = [[] for _ in range(count)], [0] * count
+    for frag in sorted(fragments, key=lambda f: -f.limit):
+        lightest = loads.index(min(loads))
+        groups[lightest].append(frag)
+        loads[lightest] += frag.limit
+    order = {frag.name: i for i, frag in enumerate(fragments)}
+    return [sorted(group, key=lambda f: order[f.name]) for group in groups if group]
+
+
+def _run_group(runner, fragments, log_prefix, files):
+    with tempfile.TemporaryDirectory(prefix="vmm-batch.") as tmp:
+        return runner(fragments, Path(tmp), log_prefix, files)
+
+
 def run_batch(fragments, mode=None, logdir=None, files=None):
     """Run fragments on a KVM host; returns {name: Outcome}.
 
+    On the nested bench the fragments are shared out among l1_parallel() L1
+    hosts running at once; directly, they run one after another.
     files ({name: host path} of executables, e.g. a benchmark program or a
     guest kernel) are available to the fragments as "$BENCH_FILES/name".
-    Console logs of every batch are kept in logdir (default build/test-logs).
+    Logs of every batch are kept in logdir (default build/test-logs): NAME.data.log
+    is the framed output, and on the nested bench NAME.console.log is L1's
+    kernel console.
     """
     files = files or {}
     mode = mode or host_mode()
@@ -269,9 +209,15 @@ def run_batch(fragments, mode=None, logdir=None, files=None):
     outcomes = {}
     pending = list(fragments)
     for attempt in (1, 2, 3):
-        with tempfile.TemporaryDirectory(prefix="vmm-batch.") as tmp:
-            log = logdir / f"{pending[0].name}.{mode}.{attempt}.log"
-            results = parse_batch(runner(pending, Path(tmp), log, files))
+        groups = split_batch(pending, l1_parallel() if mode == "nested" else 1)
+        results = {}
+        threads = [threading.Thread(target=lambda g=group: results.update(
+            _run_group(runner, g, logdir / f"{g[0].name}.{mode}.{attempt}", files)))
+            for group in groups]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
         retry = []
         for frag in pending:
             outcome = results.get(frag.name) or Outcome(frag.name, None, "", {})

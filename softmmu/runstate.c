@@ -10,10 +10,13 @@
 static _Atomic RunState current_state = RUN_STATE_PRELAUNCH;
 static atomic_bool no_reboot;
 static atomic_bool reset_requested;
-static atomic_bool shutdown_requested;
 static atomic_bool suspend_requested;
 static atomic_bool wakeup_requested;
-static atomic_int shutdown_status;
+/*
+ * A shutdown request and its exit status in one word, so that no reader can
+ * see the request without its status: 0 is "none", else (status << 1) | 1.
+ */
+static atomic_uint shutdown_request;
 static void (*vcpu_stopper)(void);
 
 RunState runstate_get(void)
@@ -57,10 +60,9 @@ void qemu_system_reset_request(void)
 void qemu_system_shutdown_request(int exit_status)
 {
     /* The first request decides the exit status. */
-    bool expected = false;
-    if (atomic_compare_exchange_strong(&shutdown_requested, &expected, true)) {
-        atomic_store(&shutdown_status, exit_status);
-    }
+    unsigned none = 0;
+    atomic_compare_exchange_strong(&shutdown_request, &none,
+                                   ((unsigned)exit_status << 1) | 1);
     stop_vcpus_and_wake_main_loop();
 }
 
@@ -83,13 +85,13 @@ bool runstate_take_reset_request(void)
 
 bool runstate_take_shutdown_request(int *exit_status)
 {
-    if (!atomic_load(&shutdown_requested)) {
+    unsigned request = atomic_exchange(&shutdown_request, 0);
+    if (!request) {
         return false;
     }
     if (exit_status) {
-        *exit_status = atomic_load(&shutdown_status);
+        *exit_status = (int)(request >> 1);
     }
-    atomic_store(&shutdown_requested, false);
     return true;
 }
 

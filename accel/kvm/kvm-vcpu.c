@@ -69,11 +69,12 @@ static bool vcpu_create(VCPU *cpu, struct kvm_cpuid2 *supported, Error **errp)
         error_setg_errno(errp, errno, "KVM_CREATE_VCPU %u", cpu->index);
         return false;
     }
-    cpu->run = mmap(NULL, kvm_state.run_size, PROT_READ | PROT_WRITE, MAP_SHARED, cpu->fd, 0);
-    if (cpu->run == MAP_FAILED) {
+    void *run = mmap(NULL, kvm_state.run_size, PROT_READ | PROT_WRITE, MAP_SHARED, cpu->fd, 0);
+    if (run == MAP_FAILED) {
         error_setg_errno(errp, errno, "mmap of vCPU %u's kvm_run", cpu->index);
         return false;
     }
+    cpu->run = run;
     if (!cpu->cpuid) {
         cpu->cpuid = cpuid_build(supported, &vcpu_cpu_config, &vcpu_topology, cpu->index, errp);
         if (!cpu->cpuid) {
@@ -165,12 +166,20 @@ bool kvm_recreate_vcpus(Error **errp)
     return vcpus_create_all(errp);
 }
 
+/* Between this and a successful re-creation a vCPU has no kvm_run page
+ * (run is NULL): a re-creation that fails leaves the VMM to exit with the
+ * vCPUs in that state. The vCPU threads are paused meanwhile. */
 void kvm_destroy_vcpus(void)
 {
     for (unsigned i = 0; i < nvcpus; i++) {
-        munmap(vcpus[i].run, kvm_state.run_size);
-        close(vcpus[i].fd);
-        vcpus[i].fd = -1;
+        if (vcpus[i].run) {
+            munmap(vcpus[i].run, kvm_state.run_size);
+            vcpus[i].run = NULL;
+        }
+        if (vcpus[i].fd >= 0) {
+            close(vcpus[i].fd);
+            vcpus[i].fd = -1;
+        }
     }
 }
 
@@ -404,8 +413,10 @@ static bool vcpu_check_requests(VCPU *cpu, bool take_lock)
         pthread_cond_wait(&control_cond, &control_lock);
     }
     cpu->paused = false;
-    bool keep_running = !cpu->stop_requested;
-    __atomic_store_n(&cpu->run->immediate_exit, 0, __ATOMIC_RELAXED);
+    bool keep_running = !cpu->stop_requested && cpu->run;
+    if (cpu->run) {
+        __atomic_store_n(&cpu->run->immediate_exit, 0, __ATOMIC_RELAXED);
+    }
     pthread_mutex_unlock(&control_lock);
     return keep_running;
 }
@@ -462,7 +473,9 @@ static void vcpus_request(VCPURequest request)
         } else {
             cpu->stop_requested = true;
         }
-        __atomic_store_n(&cpu->run->immediate_exit, 1, __ATOMIC_RELEASE);
+        if (cpu->run) {
+            __atomic_store_n(&cpu->run->immediate_exit, 1, __ATOMIC_RELEASE);
+        }
         if (cpu->thread_running) {
             pthread_kill(cpu->thread, SIG_KICK);
         }

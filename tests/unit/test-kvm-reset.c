@@ -1,0 +1,73 @@
+/*
+ * A VM re-creation (reset, S3 wake-up) that fails leaves the VMM able to
+ * stop its vCPUs and exit 1: no access to a vCPU's unmapped kvm_run page.
+ * Needs /dev/kvm (any kind, kvm_pvm included); skipped without it.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+#include <glib.h>
+#include "sysemu/kvm.h"
+
+/* The number of this process's fd whose link reads `what`, or -1. */
+static int fd_named(const char *what)
+{
+    int found = -1;
+    DIR *dir = opendir("/proc/self/fd");
+    struct dirent *entry;
+    while (dir && (entry = readdir(dir))) {
+        char path[300], link[128];
+        g_snprintf(path, sizeof(path), "/proc/self/fd/%s", entry->d_name);
+        ssize_t n = readlink(path, link, sizeof(link) - 1);
+        if (n > 0) {
+            link[n] = '\0';
+            if (strcmp(link, what) == 0) {
+                found = atoi(entry->d_name);
+            }
+        }
+    }
+    if (dir) {
+        closedir(dir);
+    }
+    return found;
+}
+
+static void test_failed_recreation_then_stop(void)
+{
+    if (access("/dev/kvm", R_OK | W_OK) != 0) {
+        g_test_skip("no /dev/kvm");
+        return;
+    }
+    Error *err = NULL;
+    g_assert_true(kvm_init(false, false, &err));
+    CpuConfig cpu = { .model = (char *)"qemu64" };
+    CpuTopology topo = { .sockets = 1, .cores = 2, .threads = 1 };
+    g_assert_true(kvm_create_vcpus(2, &cpu, &topo, &err));
+
+    /* The re-created VM gets the lowest free fd, at most the old VM's; a
+     * descriptor limit just above it leaves no number for its vCPUs. */
+    int vm_fd = fd_named("anon_inode:kvm-vm");
+    g_assert_cmpint(vm_fd, >=, 0);
+    struct rlimit old, tight = { .rlim_cur = vm_fd + 1 };
+    getrlimit(RLIMIT_NOFILE, &old);
+    tight.rlim_max = old.rlim_max;
+    g_assert_cmpint(setrlimit(RLIMIT_NOFILE, &tight), ==, 0);
+    g_assert_false(kvm_reset_vm(&err));
+    setrlimit(RLIMIT_NOFILE, &old);
+    g_assert_nonnull(err);
+    g_assert_nonnull(strstr(err->msg, "KVM_CREATE_VCPU"));
+    error_free(err);
+
+    /* The exit path: before the fix, a SIGSEGV here. */
+    kvm_stop_vcpus();
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/kvm/failed-recreation-then-stop", test_failed_recreation_then_stop);
+    return g_test_run();
+}

@@ -26,12 +26,17 @@
 #define PCI_CLASS_BRIDGE_HOST       0x060000
 #define PCI_CLASS_BRIDGE_ISA        0x060100
 
+/*
+ * PCI 3.0 (3.2.2.3.2) makes bits 30:24 reserved and bits 1:0 read-only
+ * zero. QEMU's host bridges keep all 32 bits as written and OR bits 1:0
+ * into the register offset, and guest programs written for QEMU rely on it
+ * (a device id read as outl(0x80000002 | devfn << 8, 0xcf8); inw(0xcfc)):
+ * so do we. Linux always writes bits 1:0 as zero.
+ */
 #define CONFIG_ADDRESS_ENABLE       0x80000000u
-/* Bits 30:24 are reserved and bits 1:0 read-only zero (PCI 3.0, 3.2.2.3.2). */
-#define CONFIG_ADDRESS_WRITABLE     0x80fffffcu
 #define CONFIG_ADDRESS_BUS(a)       (((a) >> 16) & 0xff)
 #define CONFIG_ADDRESS_DEVFN(a)     (((a) >> 8) & 0xff)
-#define CONFIG_ADDRESS_REGISTER(a)  ((a) & 0xfc)
+#define CONFIG_ADDRESS_REGISTER(a)  ((a) & 0xff)
 #define CONFIG_PORTS_SIZE           8
 #define RESET_CONTROL_PORT_OFFSET   (PIIX3_RESET_CONTROL - I440FX_CONFIG_ADDRESS)
 #define CONFIG_DATA_PORT_OFFSET     (I440FX_CONFIG_DATA - I440FX_CONFIG_ADDRESS)
@@ -72,7 +77,7 @@ static uint32_t i440fx_config_address(I440FXState *s)
 static void i440fx_set_config_address(I440FXState *s, uint32_t value)
 {
     device_lock(&s->pci.qdev);
-    s->config_address = value & CONFIG_ADDRESS_WRITABLE;
+    s->config_address = value;
     device_unlock(&s->pci.qdev);
 }
 
@@ -87,7 +92,7 @@ static bool i440fx_config_target(I440FXState *s, uint64_t port_offset, unsigned 
         return false;
     }
     *devfn = CONFIG_ADDRESS_DEVFN(address);
-    *reg = CONFIG_ADDRESS_REGISTER(address) | port_offset;
+    *reg = CONFIG_ADDRESS_REGISTER(address) | port_offset;    /* OR, as QEMU */
     return true;
 }
 

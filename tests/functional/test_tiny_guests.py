@@ -108,6 +108,8 @@ def test_qemu_test_devices_read_as_under_qemu(runs):
     assert "tiny: testdev port 0xe0 0x00000000c0ffee42" in lines, ours.log
     assert "tiny: testdev port 0xe0 after byte 1 0x00000000c0ff5a42" in lines, ours.log
     assert "tiny: testdev iomem 0x0000000012345678" in lines, ours.log
+    assert ("tiny: testdev pci-testdev device id via CONFIG_ADDRESS | 2 "
+            "0x0000000000000005") in lines, ours.log
     assert ("tiny: testdev pci test=2 width=1 offset=2050 data=250 "
             "name=mmio-datamatch-eventfd") in lines, ours.log
     assert "tiny: testdev pci no-eventfd count 0x0000000000000001" in lines, ours.log

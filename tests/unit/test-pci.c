@@ -851,8 +851,9 @@ static void test_i440fx(void)
 
     outl(0xcf8, 0x80000000);
     g_assert_cmphex(io_read(0xcf8, 4), ==, 0x80000000);
+    /* QEMU keeps every bit of the latch, reserved ones included. */
     outl(0xcf8, 0xffffffff);
-    g_assert_cmphex(io_read(0xcf8, 4), ==, 0x80fffffc);
+    g_assert_cmphex(io_read(0xcf8, 4), ==, 0xffffffff);
 
     outl(0xcf8, conf1_address(0, I440FX_DEVFN, PCI_VENDOR_ID));
     g_assert_cmphex(io_read(0xcfc, 4), ==, 0x12378086);
@@ -885,6 +886,16 @@ static void test_i440fx(void)
     /* A misaligned data access. */
     outl(0xcf8, conf1_address(0, I440FX_DEVFN, 0));
     g_assert_cmphex(io_read(0xcfd, 2), ==, 0xffff);
+    /* The latch's bits 1:0 are ORed into the register offset, as on QEMU,
+     * where guest programs read a device id through CONFIG_ADDRESS | 2. */
+    outl(0xcf8, conf1_address(0, PIIX3_DEVFN, 0) | 2);
+    g_assert_cmphex(io_read(0xcfc, 2), ==, 0x7000);
+    g_assert_cmphex(io_read(0xcfe, 2), ==, 0x7000);
+    g_assert_cmphex(io_read(0xcf8, 4), ==, conf1_address(0, PIIX3_DEVFN, 0) | 2);
+    outl(0xcf8, conf1_address(0, I440FX_DEVFN, 0) | 1);
+    g_assert_cmphex(io_read(0xcfc, 1), ==, 0x80);
+    g_assert_cmphex(io_read(0xcfe, 1), ==, 0x12);     /* 1 | 2: device id high byte */
+    g_assert_cmphex(io_read(0xcfc, 2), ==, 0xffff);   /* misaligned: all ones */
 
     /* Linux's mechanism #1 probe: byte writes beside the latch change nothing. */
     outl(0xcf8, conf1_address(0, PIIX3_DEVFN, 0));

@@ -90,6 +90,13 @@ static inline void outl(uint16_t port, uint32_t value)
     __asm__ volatile("outl %0, %1" : : "a"(value), "Nd"(port));
 }
 
+static inline uint16_t inw(uint16_t port)
+{
+    uint16_t value;
+    __asm__ volatile("inw %1, %0" : "=a"(value) : "Nd"(port));
+    return value;
+}
+
 static inline uint32_t inl(uint16_t port)
 {
     uint32_t value;
@@ -239,6 +246,21 @@ static uint32_t find_bar0(uint32_t id_a, uint32_t id_b, uint32_t *found)
     return 0;
 }
 
+/* The device id of the first function on bus 0 whose vendor id is vendor,
+ * read as guest suites written for QEMU read it: CONFIG_ADDRESS with the
+ * register offset's low bits set (0x02), then a word at CONFIG_DATA. */
+static uint16_t find_device_id_via_low_bits(uint16_t vendor)
+{
+    for (unsigned slot = 0; slot < 32; slot++) {
+        outl(PCI_CONFIG_ADDRESS, pci_config_address(slot, 0));
+        if (inw(PCI_CONFIG_DATA) == vendor) {
+            outl(PCI_CONFIG_ADDRESS, pci_config_address(slot, 2));
+            return inw(PCI_CONFIG_DATA);
+        }
+    }
+    return 0xffff;
+}
+
 #define PDL_TESTDEV_ID      0x00017e57u
 #define PCI_TESTDEV_ID      0x00051b36u
 #define PC_TESTDEV_PORT     0xe0
@@ -292,6 +314,8 @@ static void run_testdevs(void)
     report_testdev("port 0xe0 after byte 1", inl(PC_TESTDEV_PORT));
     *(volatile uint32_t *)(PC_TESTDEV_IOMEM + 0x100) = 0x12345678u;
     report_testdev("iomem", *(volatile uint32_t *)(PC_TESTDEV_IOMEM + 0x100));
+    report_testdev("pci-testdev device id via CONFIG_ADDRESS | 2",
+                   find_device_id_via_low_bits(PCI_TESTDEV_ID & 0xffff));
     uint32_t found;
     uint32_t bar0 = find_bar0(PCI_TESTDEV_ID, PCI_TESTDEV_ID, &found);
     if (!bar0) {

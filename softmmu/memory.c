@@ -37,10 +37,19 @@ typedef struct Mapping {
 
 struct AddressSpace {
     const char *name;
+    /*
+     * Held by a map or unmap, and from address_space_begin() to the
+     * matching commit: a transaction belongs to the thread that opened it,
+     * and every other writer waits for its commit. (A shared depth counter
+     * let two vCPUs' transactions overlap, and the first commit then
+     * published nothing: that vCPU went back to its guest with its BAR
+     * still unmapped.)
+     */
     pthread_mutex_t writer_lock;
+    _Atomic(const char *) transaction_owner;    /* &this_thread of the owner, or NULL */
+    unsigned transaction_depth;                 /* the owner's nesting */
     GArray *mappings;           /* of Mapping, guarded by writer_lock */
     uint64_t next_seq;
-    unsigned transaction_depth;
     /* RCU-protected. Published with a release store and read with an
      * acquire load (plain moves on x86) rather than liburcu's
      * rcu_assign_pointer/rcu_dereference, whose barriers ThreadSanitizer
@@ -205,6 +214,29 @@ static void flatview_free_rcu(struct rcu_head *head)
     g_free(caa_container_of(head, FlatView, rcu));
 }
 
+/* Its address tells this thread from the others. */
+static _Thread_local char this_thread;
+
+static bool in_own_transaction(AddressSpace *as)
+{
+    return atomic_load_explicit(&as->transaction_owner, memory_order_relaxed) == &this_thread;
+}
+
+/* Take the writer lock, unless this thread holds it for its transaction. */
+static void writer_enter(AddressSpace *as)
+{
+    if (!in_own_transaction(as)) {
+        pthread_mutex_lock(&as->writer_lock);
+    }
+}
+
+static void writer_leave(AddressSpace *as)
+{
+    if (!in_own_transaction(as)) {
+        pthread_mutex_unlock(&as->writer_lock);
+    }
+}
+
 /* Called with writer_lock held. */
 static void address_space_publish(AddressSpace *as)
 {
@@ -248,39 +280,42 @@ void memory_init(void)
 void address_space_map(AddressSpace *as, MemoryRegion *mr, uint64_t base, int priority)
 {
     g_assert(mr->size > 0 && base + (mr->size - 1) >= base);
-    pthread_mutex_lock(&as->writer_lock);
+    writer_enter(as);
     Mapping m = { .mr = mr, .base = base, .priority = priority, .seq = as->next_seq++ };
     g_array_append_val(as->mappings, m);
     address_space_publish(as);
-    pthread_mutex_unlock(&as->writer_lock);
+    writer_leave(as);
 }
 
 void address_space_unmap(AddressSpace *as, MemoryRegion *mr)
 {
-    pthread_mutex_lock(&as->writer_lock);
+    writer_enter(as);
     for (guint i = as->mappings->len; i-- > 0;) {
         if (g_array_index(as->mappings, Mapping, i).mr == mr) {
             g_array_remove_index(as->mappings, i);
         }
     }
     address_space_publish(as);
-    pthread_mutex_unlock(&as->writer_lock);
+    writer_leave(as);
 }
 
 void address_space_begin(AddressSpace *as)
 {
-    pthread_mutex_lock(&as->writer_lock);
+    if (!in_own_transaction(as)) {
+        pthread_mutex_lock(&as->writer_lock);
+        atomic_store_explicit(&as->transaction_owner, &this_thread, memory_order_relaxed);
+    }
     as->transaction_depth++;
-    pthread_mutex_unlock(&as->writer_lock);
 }
 
 void address_space_commit(AddressSpace *as)
 {
-    pthread_mutex_lock(&as->writer_lock);
-    g_assert(as->transaction_depth > 0);
-    as->transaction_depth--;
-    address_space_publish(as);
-    pthread_mutex_unlock(&as->writer_lock);
+    g_assert(in_own_transaction(as) && as->transaction_depth > 0);
+    if (--as->transaction_depth == 0) {
+        address_space_publish(as);
+        atomic_store_explicit(&as->transaction_owner, NULL, memory_order_relaxed);
+        pthread_mutex_unlock(&as->writer_lock);
+    }
 }
 
 /* ---- lookup and dispatch ---- */

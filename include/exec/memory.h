@@ -78,9 +78,13 @@ void memory_init(void);
  * Map mr at base. Where mappings overlap the higher priority wins; at equal
  * priority the later mapping wins. Changes publish a new FlatView at once,
  * unless made between address_space_begin() and address_space_commit(),
- * which publish them together. Mapping changes are serialized by a writer
- * mutex of the address space; they may be made from any thread, including
- * from inside an I/O handler.
+ * which publish them together when the caller's outermost commit returns.
+ * Mapping changes are serialized by a writer mutex of the address space,
+ * which a transaction holds from begin to commit: another thread's change
+ * waits for it. They may be made from any thread, including from inside an
+ * I/O handler. A thread that opens transactions on both address spaces
+ * opens io before memory (hw/pci/pci.c), so that two such threads cannot
+ * wait for each other.
  */
 void address_space_map(AddressSpace *as, MemoryRegion *mr, uint64_t base, int priority);
 void address_space_unmap(AddressSpace *as, MemoryRegion *mr);

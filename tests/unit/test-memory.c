@@ -335,6 +335,50 @@ static void test_concurrent_readers_see_whole_views(void)
     address_space_free(as);
 }
 
+/* Two vCPUs moving their own devices at once: each, once its commit
+ * returns, finds its device at the new address (a shared transaction
+ * counter used to leave the first commit unpublished). */
+#define MOVER_ROUNDS 20000
+typedef struct Mover {
+    AddressSpace *as;
+    TestDev *dev;
+    uint64_t base;
+    unsigned unseen;
+} Mover;
+
+static void *move_back_and_forth(void *opaque)
+{
+    Mover *m = opaque;
+    for (unsigned i = 0; i < MOVER_ROUNDS; i++) {
+        uint64_t to = m->base + (i % 2) * 0x10000;
+        address_space_begin(m->as);
+        address_space_unmap(m->as, &m->dev->mr);
+        address_space_map(m->as, &m->dev->mr, to, 0);
+        address_space_commit(m->as);
+        uint64_t off;
+        m->unseen += address_space_lookup(m->as, to, &off) != &m->dev->mr;
+    }
+    return NULL;
+}
+
+static void test_concurrent_transactions_each_publish(void)
+{
+    AddressSpace *as = address_space_new("t");
+    Mover movers[2] = {
+        { .as = as, .dev = testdev_new(1, 0x1000), .base = 0x100000 },
+        { .as = as, .dev = testdev_new(2, 0x1000), .base = 0x200000 },
+    };
+    pthread_t threads[2];
+    for (unsigned i = 0; i < 2; i++) {
+        pthread_create(&threads[i], NULL, move_back_and_forth, &movers[i]);
+    }
+    for (unsigned i = 0; i < 2; i++) {
+        pthread_join(threads[i], NULL);
+        g_assert_cmpuint(movers[i].unseen, ==, 0);
+    }
+    address_space_free(as);
+}
+
 static void test_dma_ram_only(void)
 {
     memory_init();
@@ -377,6 +421,8 @@ int main(int argc, char **argv)
     g_test_add_func("/memory/devices-run-concurrently", test_devices_run_concurrently);
     g_test_add_func("/memory/remap-from-handler", test_remap_from_handler);
     g_test_add_func("/memory/concurrent-readers", test_concurrent_readers_see_whole_views);
+    g_test_add_func("/memory/concurrent-transactions",
+                    test_concurrent_transactions_each_publish);
     g_test_add_func("/memory/dma-ram-only", test_dma_ram_only);
     return g_test_run();
 }

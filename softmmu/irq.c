@@ -22,7 +22,6 @@ typedef struct IrqLine {
 
 static IrqLine lines[IRQ_MAX_GSI];
 static IrqBackend backend;
-static atomic_uint_fast64_t msis_sent;
 static pthread_once_t lines_once = PTHREAD_ONCE_INIT;
 
 static void lines_init(void)
@@ -107,13 +106,8 @@ void msi_send_message(uint64_t address, uint32_t data)
                              "window 0xfee00000: dropped\n", address, data);
         return;
     }
-    atomic_fetch_add(&msis_sent, 1);
     if (backend.send_msi) {
         backend.send_msi(backend.opaque, address, data);
     }
 }
 
-uint64_t msi_sent_count(void)
-{
-    return atomic_load(&msis_sent);
-}

@@ -121,13 +121,11 @@ void memory_region_init_io(MemoryRegion *mr, QEMUDevice *owner,
     *mr = (MemoryRegion) {
         .name = name, .owner = owner, .ops = ops, .opaque = opaque, .size = size,
     };
-    atomic_init(&mr->accesses, 0);
 }
 
 void memory_region_init_ram(MemoryRegion *mr, const char *name, uint64_t size, uint8_t *host)
 {
     *mr = (MemoryRegion) { .name = name, .size = size, .ram = host };
-    atomic_init(&mr->accesses, 0);
 }
 
 /* ---- flat view construction ---- */
@@ -410,7 +408,6 @@ static void io_access(MemoryRegion *mr, uint64_t offset, uint8_t *buf, uint64_t 
     const MemoryRegionOps *ops = mr->ops;
     unsigned max = ops->max_access_size ? ops->max_access_size : 8;
     bool locked = dispatch_takes_lock(ops);
-    atomic_fetch_add_explicit(&mr->accesses, 1, memory_order_relaxed);
     if (locked) {
         device_lock(mr->owner);
     }

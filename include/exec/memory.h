@@ -55,7 +55,9 @@ typedef struct MemoryRegion {
     void *opaque;
     uint64_t size;
     uint8_t *ram;               /* host memory of a RAM region, else NULL */
-    atomic_uint_fast64_t accesses;  /* dispatched accesses, for tests/stats */
+    /* Nothing here is written on dispatch: a region is read by every vCPU
+     * that hits it, and a counter would bounce its cache line between them
+     * (a lock-free region must write no shared memory). */
 } MemoryRegion;
 
 void memory_region_init_io(MemoryRegion *mr, QEMUDevice *owner,

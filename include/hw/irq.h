@@ -36,10 +36,9 @@ void irq_source_set(IrqSource src, bool level);
 /* Current level of a line (the OR of its sources), for tests. */
 bool irq_line_level(unsigned gsi);
 /* Deliver an MSI (address/data as the guest programmed them); any thread,
- * no lock needed. Messages not aimed at the LAPIC window 0xfeexxxxx are
- * dropped and logged as a guest error. Counted for tests. */
+ * no lock needed, no shared counter touched. Messages not aimed at the
+ * LAPIC window 0xfeexxxxx are dropped and logged as a guest error. */
 void msi_send_message(uint64_t address, uint32_t data);
-uint64_t msi_sent_count(void);
 
 /* Drop every source's level (machine reset). */
 void irq_reset_all(void);

@@ -108,6 +108,26 @@ static void pc_build_e820(PCMachine *m)
     }
 }
 
+static bool pc_add_serial(unsigned com, Chardev *chr, Error **errp)
+{
+    pc.serial_backends[com] = chr;
+    return isa_serial_new(com_ports[com].iobase, com_ports[com].gsi, chr, errp) != NULL;
+}
+
+/* -device isa-serial: the first COM port no -serial took (as QEMU's next
+ * isa-serial index), with no backend: its output goes nowhere (QEMU's
+ * chardev= property needs -chardev, which this VMM does not have yet). */
+static bool pc_add_device_serial(Error **errp)
+{
+    for (unsigned com = 0; com < G_N_ELEMENTS(com_ports); com++) {
+        if (!pc.serial_backends[com]) {
+            return pc_add_serial(com, chardev_new("null", errp), errp);
+        }
+    }
+    error_setg(errp, "no free COM port (at most %zu serial ports)", G_N_ELEMENTS(com_ports));
+    return false;
+}
+
 static bool pc_create_serials(const MachineConfig *cfg, Error **errp)
 {
     if (cfg->serials->len > G_N_ELEMENTS(com_ports)) {
@@ -126,8 +146,7 @@ static bool pc_create_serials(const MachineConfig *cfg, Error **errp)
         if (!chr) {
             continue;           /* "none": the COM slot stays empty */
         }
-        pc.serial_backends[i] = chr;
-        if (!isa_serial_new(com_ports[i].iobase, com_ports[i].gsi, chr, errp)) {
+        if (!pc_add_serial(i, chr, errp)) {
             return false;
         }
     }
@@ -165,6 +184,9 @@ static bool pc_create_user_device(PCMachine *m, const DeviceConfig *dev, Error *
     }
     if (g_str_equal(dev->driver, "pc-testdev")) {
         return pc_testdev_new(errp);
+    }
+    if (g_str_equal(dev->driver, "isa-serial")) {
+        return pc_add_device_serial(errp);
     }
     if (g_str_equal(dev->driver, "pci-testdev")) {
         return pci_testdev_new(m->pci_bus, device_config_devfn(dev), errp);

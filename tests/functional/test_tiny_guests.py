@@ -41,6 +41,13 @@ def runs(our_vmm, tiny_kernels):
                                          f"-no-reboot {EXIT} -device pc-testdev -device pci-testdev "
                                          f"-kernel {elf} -append 'testdevs exit=0'",
                      vmm, limit=90, up_marker="tiny: hello"),
+            # COM1 from -serial (-nographic), COM2 from -device isa-serial,
+            # COM3 from the next -device isa-serial after a -serial none.
+            Fragment(f"{name}_uarts", f"guest_run tiny 60 -accel kvm -m 64M -nographic "
+                                      f"-no-reboot {EXIT} -serial mon:stdio -serial none "
+                                      f"-device isa-serial -device isa-serial "
+                                      f"-kernel {elf} -append 'uarts exit=0'",
+                     vmm, limit=90, up_marker="tiny: hello"),
             # No -no-reboot: the keyboard controller's reset boots it again.
             Fragment(f"{name}_reboot", f"guest_run tiny 60 -accel kvm -m 64M -smp 2 -nographic "
                                        f"{EXIT} -kernel {elf} -append 'smp reboot exit=5'",
@@ -116,6 +123,20 @@ def test_qemu_test_devices_read_as_under_qemu(runs):
     assert ours.rc == 1, ours.log
     reference = tiny_guest(runs, "reference", "testdevs")
     assert lines == tiny_testdev_report(reference.log), (ours.log, reference.log)
+
+
+def test_device_isa_serial_takes_the_next_free_com_port(runs):
+    """-device isa-serial after -serial: the free COM ports in order, as QEMU
+    gives them (COM2 was left empty by -serial none)."""
+    ours = tiny_guest(runs, "ours", "uarts")
+    lines = re.findall(r"^tiny: uart .*$", ours.log, re.M)
+    assert lines == ["tiny: uart 0x00000000000003f8 present",
+                     "tiny: uart 0x00000000000002f8 present",
+                     "tiny: uart 0x00000000000003e8 present",
+                     "tiny: uart 0x00000000000002e8 absent"], ours.log
+    assert ours.rc == 1, ours.log
+    reference = tiny_guest(runs, "reference", "uarts")
+    assert lines == re.findall(r"^tiny: uart .*$", reference.log, re.M), reference.log
 
 
 def test_kvm_internal_error_is_reported_and_ends_the_vmm(runs):

@@ -25,6 +25,8 @@
  * With "emulfail" it loads an x87 operand from an unassigned MMIO address,
  * an instruction KVM's emulator cannot perform: KVM reports an internal
  * error (emulation failure) and the VMM must say so and exit.
+ * With "uarts" it prints which of the four COM ports has a UART ("tiny:
+ * uart 0x2f8 present"), told by its scratch register keeping a value.
  * With "reboot" it resets the machine through the keyboard controller the
  * first time (marking CMOS byte 0x40, which survives a reset) and prints
  * "tiny: second boot" the next time.
@@ -220,6 +222,22 @@ static void run_bench(const char *spec)
 }
 
 static void start_ap(uint32_t apic_id);
+
+/* A 16550's scratch register (offset 7) keeps what is written to it; an
+ * empty port reads all ones. */
+static void report_uarts(void)
+{
+    static const uint16_t com_ports[] = { 0x3f8, 0x2f8, 0x3e8, 0x2e8 };
+    for (unsigned i = 0; i < sizeof(com_ports) / sizeof(com_ports[0]); i++) {
+        outb(com_ports[i] + 7, 0x5a);
+        int present = inb(com_ports[i] + 7) == 0x5a;
+        outb(com_ports[i] + 7, 0xa5);
+        present = present && inb(com_ports[i] + 7) == 0xa5;
+        puts_serial("tiny: uart ");
+        put_hex(com_ports[i]);
+        puts_serial(present ? " present\n" : " absent\n");
+    }
+}
 
 static uint32_t pci_config_address(unsigned slot, unsigned offset)
 {
@@ -491,6 +509,9 @@ void tiny_main(uint32_t magic, const struct multiboot_info *info)
     }
     if (cmdline_find(cmdline, "testdevs")) {
         run_testdevs();
+    }
+    if (cmdline_find(cmdline, "uarts")) {
+        report_uarts();
     }
     const char *pmbench = cmdline_find(cmdline, "pmbench");
     const char *hammer = cmdline_find(cmdline, "hammer");

@@ -33,7 +33,7 @@ void *guest_memory_ptr(const GuestMemory *mem, uint64_t gpa, uint64_t len)
 #define BOOT_CODE_SELECTOR 0x10
 #define BOOT_DATA_SELECTOR 0x18
 
-void boot_setup_gdt(GuestMemory *mem, BootCpuState *cpu)
+void boot_setup_gdt(GuestMemory *mem, BootCpuState *cpu, uint64_t gdt_addr)
 {
     /* The Linux boot protocol fixes __BOOT_CS = 0x10 and __BOOT_DS = 0x18;
      * the other loaders use the same layout. The descriptors are marked
@@ -43,10 +43,10 @@ void boot_setup_gdt(GuestMemory *mem, BootCpuState *cpu)
         cpu->mode == BOOT_CPU_LONG64 ? GDT_CODE64 : GDT_CODE32,
         GDT_DATA,
     };
-    uint8_t *dst = guest_memory_ptr(mem, BOOT_GDT_ADDR, sizeof(gdt));
+    uint8_t *dst = guest_memory_ptr(mem, gdt_addr, sizeof(gdt));
     g_assert(dst);
     memcpy(dst, gdt, sizeof(gdt));
-    cpu->gdt_base = BOOT_GDT_ADDR;
+    cpu->gdt_base = gdt_addr;
     cpu->gdt_limit = sizeof(gdt) - 1;
     cpu->code_selector = BOOT_CODE_SELECTOR;
     cpu->data_selector = BOOT_DATA_SELECTOR;
@@ -82,11 +82,49 @@ void boot_setup_identity_paging(GuestMemory *mem, BootCpuState *cpu)
 
 /* ---- guest RAM helpers ---- */
 
-bool boot_check_load_range(const BootLoad *bl, uint64_t gpa, uint64_t len,
+BootDataArea boot_data_area_fixed(void)
+{
+    return (BootDataArea) {
+        .gdt = BOOT_GDT_ADDR, .info = BOOT_INFO_ADDR, .cmdline = BOOT_CMDLINE_ADDR,
+        .aux = BOOT_AUX_ADDR, .end = BOOT_AUX_ADDR + BOOT_AUX_MAX,
+    };
+}
+
+/* Same parts and sizes as the fixed area, from base up. */
+BootDataArea boot_data_area_at(uint64_t base)
+{
+    uint64_t cmdline = base + 2 * BOOT_PAGE_SIZE;
+    return (BootDataArea) {
+        .gdt = base, .info = base + BOOT_PAGE_SIZE, .cmdline = cmdline,
+        .aux = cmdline + BOOT_CMDLINE_MAX, .end = cmdline + BOOT_CMDLINE_MAX + BOOT_AUX_MAX,
+    };
+}
+
+bool boot_place_data_area(BootLoad *bl, BootDataArea area, Error **errp)
+{
+    if (area.end > bl->ram_top || !e820_range_is_ram(bl->cfg->e820, area.gdt,
+                                                      area.end - area.gdt) ||
+        !guest_memory_ptr(bl->mem, area.gdt, area.end - area.gdt)) {
+        error_setg(errp, "no room in RAM for the boot information at 0x%" PRIx64
+                   "-0x%" PRIx64, area.gdt, area.end);
+        return false;
+    }
+    bl->area = area;
+    bl->aux_next = area.aux;
+    bl->area_unplaced = false;
+    return true;
+}
+
+static bool ranges_meet(uint64_t a, uint64_t a_len, uint64_t b, uint64_t b_end)
+{
+    return a_len && a < b_end && a + a_len > b;
+}
+
+bool boot_check_load_range(BootLoad *bl, uint64_t gpa, uint64_t len,
                            const char *what, Error **errp)
 {
-    const uint64_t reserved_start = BOOT_GDT_ADDR;
-    const uint64_t reserved_end = BOOT_AUX_ADDR + BOOT_AUX_MAX;
+    const uint64_t reserved_start = bl->area.gdt;
+    const uint64_t reserved_end = bl->area.end;
 
     if (gpa + len < gpa || !e820_range_is_ram(bl->cfg->e820, gpa, len) ||
         !guest_memory_ptr(bl->mem, gpa, len)) {
@@ -94,7 +132,9 @@ bool boot_check_load_range(const BootLoad *bl, uint64_t gpa, uint64_t len,
                    what, gpa, gpa + len);
         return false;
     }
-    if (len && gpa < reserved_end && gpa + len > reserved_start) {
+    if (bl->area_unplaced) {
+        bl->kernel_in_fixed_area |= ranges_meet(gpa, len, reserved_start, reserved_end);
+    } else if (ranges_meet(gpa, len, reserved_start, reserved_end)) {
         error_setg(errp, "%s at 0x%" PRIx64 "-0x%" PRIx64 " overlaps the boot "
                    "loader's data at 0x%" PRIx64 "-0x%" PRIx64,
                    what, gpa, gpa + len, reserved_start, reserved_end);
@@ -114,7 +154,7 @@ bool boot_aux_add(BootLoad *bl, const void *data, size_t len, uint64_t *gpa,
                   Error **errp)
 {
     uint64_t start = boot_align_up(bl->aux_next, 8);
-    if (len > BOOT_AUX_ADDR + BOOT_AUX_MAX - start) {
+    if (len > bl->area.end - start) {
         error_setg(errp, "boot information does not fit in %llu KiB "
                    "(too many or too long modules?)", BOOT_AUX_MAX / 1024);
         return false;
@@ -135,7 +175,7 @@ bool boot_write_cmdline(BootLoad *bl, const char *cmdline, uint64_t max_len,
                    "accepts at most %" PRIu64, len, max_len);
         return false;
     }
-    boot_write_fixed(bl, BOOT_CMDLINE_ADDR, cmdline, len + 1);
+    boot_write_fixed(bl, bl->area.cmdline, cmdline, len + 1);
     return true;
 }
 
@@ -415,7 +455,8 @@ bool x86_load_kernel(const KernelBootConfig *cfg, GuestMemory *mem,
                      BootCpuState *cpu, Error **errp)
 {
     BootLoad bl = {
-        .cfg = cfg, .mem = mem, .cpu = cpu, .aux_next = BOOT_AUX_ADDR,
+        .cfg = cfg, .mem = mem, .cpu = cpu, .area = boot_data_area_fixed(),
+        .aux_next = BOOT_AUX_ADDR,
     };
     uint8_t *image;
 

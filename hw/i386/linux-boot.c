@@ -145,12 +145,12 @@ static void build_zero_page(BootLoad *bl, uint64_t initrd_addr, uint64_t initrd_
     zp[HDR_TYPE_OF_LOADER] = LOADER_TYPE_UNKNOWN;
     zp[HDR_LOADFLAGS] |= LOADFLAG_CAN_USE_HEAP;
     put16(zp + HDR_HEAP_END_PTR, HEAP_END_PTR);
-    put32(zp + HDR_CMD_LINE_PTR, BOOT_CMDLINE_ADDR);
+    put32(zp + HDR_CMD_LINE_PTR, bl->area.cmdline);
     put32(zp + HDR_RAMDISK_IMAGE, initrd_addr);
     put32(zp + HDR_RAMDISK_SIZE, initrd_size);
     /* The initrd lies below 4 GiB: ext_ramdisk_image/size stay zero. */
     zero_page_put_e820(zp, bl->cfg->e820);
-    boot_write_fixed(bl, BOOT_INFO_ADDR, zp, sizeof(zp));
+    boot_write_fixed(bl, bl->area.info, zp, sizeof(zp));
 }
 
 bool linux_load_bzimage(BootLoad *bl, Error **errp)
@@ -185,9 +185,9 @@ bool linux_load_bzimage(BootLoad *bl, Error **errp)
     build_zero_page(bl, initrd_addr, initrd_size);
 
     bl->cpu->mode = BOOT_CPU_LONG64;
-    boot_setup_gdt(bl->mem, bl->cpu);
+    boot_setup_gdt(bl->mem, bl->cpu, bl->area.gdt);
     boot_setup_identity_paging(bl->mem, bl->cpu);
     bl->cpu->rip = KERNEL_LOAD_ADDR + KERNEL_ENTRY64_OFFSET;
-    bl->cpu->rsi = BOOT_INFO_ADDR;
+    bl->cpu->rsi = bl->area.info;
     return true;
 }

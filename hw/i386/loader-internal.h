@@ -18,6 +18,19 @@ G_STATIC_ASSERT(G_BYTE_ORDER == G_LITTLE_ENDIAN);
 #define BOOT_HIGH_MEM_START 0x100000ULL  /* 1 MiB */
 #define BOOT_4GIB           0x100000000ULL
 
+/*
+ * Where the loader puts its own data: the boot GDT, the boot information
+ * structure (zero page, multiboot information, PVH start info), the
+ * command line, and the aux area for everything else. Normally the fixed
+ * low-memory addresses of hw/i386/boot.h (BOOT_GDT_ADDR to BOOT_AUX_ADDR +
+ * BOOT_AUX_MAX). A multiboot kernel may have a segment there (real-mode
+ * test kernels are linked at 0x8000): the area then follows the kernel's
+ * image, as QEMU places its multiboot information.
+ */
+typedef struct BootDataArea {
+    uint64_t gdt, info, cmdline, aux, end;
+} BootDataArea;
+
 /* One kernel load in progress. */
 typedef struct BootLoad {
     const KernelBootConfig *cfg;
@@ -26,8 +39,20 @@ typedef struct BootLoad {
     const uint8_t *image;       /* the whole kernel file */
     size_t size;
     uint64_t ram_top;           /* end of the RAM that starts at 1 MiB, <= 4 GiB */
-    uint64_t aux_next;          /* first free byte of the BOOT_AUX area */
+    BootDataArea area;
+    uint64_t aux_next;          /* first free byte of the area's aux part */
+    /* Multiboot: the kernel is loaded before the area is placed, so its
+     * ranges are not checked against the area but only noted
+     * (kernel_in_fixed_area); multiboot_load then places it. */
+    bool area_unplaced;
+    bool kernel_in_fixed_area;
 } BootLoad;
+
+/* The fixed low-memory area, or one of the same shape at base. */
+BootDataArea boot_data_area_fixed(void);
+BootDataArea boot_data_area_at(uint64_t base);
+/* Use area for the rest of the load; false if it is not RAM. */
+bool boot_place_data_area(BootLoad *bl, BootDataArea area, Error **errp);
 
 /* The three formats; errors need not name the kernel file (the caller
  * prefixes its path). */
@@ -68,16 +93,16 @@ static inline uint64_t boot_ld64(const uint8_t *p)
 }
 
 /* Check that the image may be loaded at [gpa, gpa + len): RAM in the memory
- * map, backed by guest memory, clear of the loader's own low-memory data.
+ * map, backed by guest memory, clear of the loader's own data area.
  * "what" names the piece in the error ("segment 2", "kernel"...). */
-bool boot_check_load_range(const BootLoad *bl, uint64_t gpa, uint64_t len,
+bool boot_check_load_range(BootLoad *bl, uint64_t gpa, uint64_t len,
                            const char *what, Error **errp);
-/* Copy into one of the fixed low-memory areas (checked by x86_load_kernel). */
+/* Copy into the loader's data area (checked when it was placed). */
 void boot_write_fixed(BootLoad *bl, uint64_t gpa, const void *data, size_t len);
-/* Copy data into the BOOT_AUX area, 8-byte aligned; its address in *gpa. */
+/* Copy data into the area's aux part, 8-byte aligned; its address in *gpa. */
 bool boot_aux_add(BootLoad *bl, const void *data, size_t len, uint64_t *gpa,
                   Error **errp);
-/* Write the NUL-terminated command line at BOOT_CMDLINE_ADDR; max_len is
+/* Write the NUL-terminated command line at bl->area.cmdline; max_len is
  * the longest line (without NUL) the kernel accepts. */
 bool boot_write_cmdline(BootLoad *bl, const char *cmdline, uint64_t max_len,
                         Error **errp);

@@ -216,7 +216,7 @@ static bool multiboot_load_modules(BootLoad *bl, uint64_t kernel_end,
     g_autoptr(GPtrArray) entries = multiboot_split_modules(bl->cfg->initrd);
     g_autofree struct multiboot_module *mods =
         g_new0(struct multiboot_module, entries->len);
-    uint64_t next = boot_align_up(MAX(kernel_end, BOOT_HIGH_MEM_START),
+    uint64_t next = boot_align_up(MAX(MAX(kernel_end, BOOT_HIGH_MEM_START), bl->area.end),
                                   BOOT_PAGE_SIZE);
 
     for (unsigned i = 0; i < entries->len; i++) {
@@ -264,7 +264,7 @@ static bool multiboot_build_info(BootLoad *bl, uint64_t kernel_end, Error **errp
         .flags = MBI_MEMORY | MBI_CMDLINE | MBI_MODS | MBI_MMAP | MBI_LOADER_NAME,
         .mem_lower = MIN(e820_ram_run_end(bl->cfg->e820, 0), MB_LOWER_MEM_MAX) / 1024,
         .mem_upper = (bl->ram_top - BOOT_HIGH_MEM_START) / 1024,
-        .cmdline = BOOT_CMDLINE_ADDR,
+        .cmdline = bl->area.cmdline,
     };
     g_autofree char *cmdline = g_strdup_printf("%s %s", bl->cfg->kernel_path,
                                                bl->cfg->cmdline ? bl->cfg->cmdline : "");
@@ -277,8 +277,20 @@ static bool multiboot_build_info(BootLoad *bl, uint64_t kernel_end, Error **errp
         return false;
     }
     info.boot_loader_name = name_addr;
-    boot_write_fixed(bl, BOOT_INFO_ADDR, &info, sizeof(info));
+    boot_write_fixed(bl, bl->area.info, &info, sizeof(info));
     return true;
+}
+
+/* The fixed low-memory area where the kernel left it free, else the pages
+ * after the kernel's image. */
+static bool multiboot_place_data_area(BootLoad *bl, uint64_t kernel_end, Error **errp)
+{
+    BootDataArea fixed = boot_data_area_fixed();
+    if (!bl->kernel_in_fixed_area) {
+        return boot_place_data_area(bl, fixed, errp);
+    }
+    return boot_place_data_area(bl, boot_data_area_at(boot_align_up(kernel_end, BOOT_PAGE_SIZE)),
+                                errp);
 }
 
 bool multiboot_load(BootLoad *bl, long offset, Error **errp)
@@ -294,6 +306,7 @@ bool multiboot_load(BootLoad *bl, long offset, Error **errp)
                    "(header flags 0x%x)", h.flags);
         return false;
     }
+    bl->area_unplaced = true;
     if (h.flags & MB_FLAG_AOUT_KLUDGE) {
         if (bl->size - offset < sizeof(h)) {
             error_setg(errp, "multiboot header is truncated");
@@ -305,13 +318,14 @@ bool multiboot_load(BootLoad *bl, long offset, Error **errp)
     } else if (!multiboot_load_elf(bl, &entry, &kernel_end, errp)) {
         return false;
     }
-    if (!multiboot_build_info(bl, kernel_end, errp)) {
+    if (!multiboot_place_data_area(bl, kernel_end, errp) ||
+        !multiboot_build_info(bl, kernel_end, errp)) {
         return false;
     }
     bl->cpu->mode = BOOT_CPU_PROTECTED32;
-    boot_setup_gdt(bl->mem, bl->cpu);
+    boot_setup_gdt(bl->mem, bl->cpu, bl->area.gdt);
     bl->cpu->rip = entry;
     bl->cpu->rax = MB_BOOTLOADER_MAGIC;
-    bl->cpu->rbx = BOOT_INFO_ADDR;
+    bl->cpu->rbx = bl->area.info;
     return true;
 }

@@ -122,7 +122,7 @@ bool pvh_load(BootLoad *bl, uint64_t entry, Error **errp)
     struct hvm_start_info info = {
         .magic = HVM_START_MAGIC,
         .version = HVM_START_VERSION,
-        .cmdline_paddr = BOOT_CMDLINE_ADDR,
+        .cmdline_paddr = bl->area.cmdline,
         .rsdp_paddr = bl->cfg->rsdp_addr,
     };
     uint64_t kernel_end;
@@ -139,11 +139,11 @@ bool pvh_load(BootLoad *bl, uint64_t entry, Error **errp)
         (bl->cfg->initrd && !pvh_add_initrd(bl, kernel_end, &info, errp))) {
         return false;
     }
-    boot_write_fixed(bl, BOOT_INFO_ADDR, &info, sizeof(info));
+    boot_write_fixed(bl, bl->area.info, &info, sizeof(info));
 
     bl->cpu->mode = BOOT_CPU_PROTECTED32;
-    boot_setup_gdt(bl->mem, bl->cpu);
+    boot_setup_gdt(bl->mem, bl->cpu, bl->area.gdt);
     bl->cpu->rip = entry;
-    bl->cpu->rbx = BOOT_INFO_ADDR;
+    bl->cpu->rbx = bl->area.info;
     return true;
 }

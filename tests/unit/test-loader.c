@@ -173,15 +173,20 @@ static uint8_t *make_bzimage(uint16_t protocol, size_t payload, size_t *size)
     return img;
 }
 
-static void check_gdt(TestVM *vm, uint64_t code_descriptor)
+static void check_gdt_at(TestVM *vm, uint64_t gdt_addr, uint64_t code_descriptor)
 {
-    const uint8_t *gdt = ram(vm, BOOT_GDT_ADDR, 32);
-    g_assert_cmphex(vm->cpu.gdt_base, ==, BOOT_GDT_ADDR);
+    const uint8_t *gdt = ram(vm, gdt_addr, 32);
+    g_assert_cmphex(vm->cpu.gdt_base, ==, gdt_addr);
     g_assert_cmpuint(vm->cpu.gdt_limit, ==, 31);
     g_assert_cmphex(vm->cpu.code_selector, ==, 0x10);
     g_assert_cmphex(vm->cpu.data_selector, ==, 0x18);
     g_assert_cmphex(rd64(gdt + 0x10), ==, code_descriptor);
     g_assert_cmphex(rd64(gdt + 0x18), ==, 0x00cf93000000ffffULL);
+}
+
+static void check_gdt(TestVM *vm, uint64_t code_descriptor)
+{
+    check_gdt_at(vm, BOOT_GDT_ADDR, code_descriptor);
 }
 
 static void check_identity_paging(TestVM *vm)
@@ -607,6 +612,37 @@ static void test_multiboot_aout(void)
     vm_cleanup(&vm);
 }
 
+/* A multiboot kernel linked in low memory (as real-mode test kernels are,
+ * at 0x8000) loads, and the loader's data follow its image, as QEMU
+ * places its multiboot information; its modules come after them. */
+static void test_multiboot_low_segment(void)
+{
+    TestVM vm;
+    size_t size;
+    g_autofree uint8_t *img = make_mb_elf(0x3, 0, 0x8000, &size);
+    vm_init(&vm, 64 * MiB);
+    g_autofree char *kernel = vm_file(&vm, "low.elf", img, size);
+    g_autofree char *mod_path = vm_file(&vm, "mod", "module", 6);
+    vm.cfg.initrd = mod_path;
+    vm.cfg.cmdline = "low";
+    vm_load(&vm, kernel);
+
+    g_assert_cmpmem(ram(&vm, 0x8000, 512), 512, img + 52 + 32, 512);
+    g_assert_cmphex(vm.cpu.rip, ==, 0x8010);
+    uint64_t area = 0x8000 + 0x4000;         /* the page after kernel + bss */
+    check_gdt_at(&vm, area, 0x00cf9b000000ffffULL);
+    g_assert_cmphex(vm.cpu.rbx, >=, area);
+    const uint8_t *info = ram(&vm, vm.cpu.rbx, 88);
+    g_autofree char *cmdline = g_strdup_printf("%s low", kernel);
+    g_assert_cmphex(rd32(info + 16), >=, area);
+    g_assert_cmpstr((char *)ram(&vm, rd32(info + 16), 1), ==, cmdline);
+    g_assert_cmpstr((char *)ram(&vm, rd32(info + 64), 1), ==, "qemu-pdl");
+    const uint8_t *mod = ram(&vm, rd32(info + 24), 16);
+    g_assert_cmphex(rd32(mod), ==, MiB);
+    g_assert_cmpmem(ram(&vm, MiB, 6), 6, "module", 6);
+    vm_cleanup(&vm);
+}
+
 static void test_load_errors(void)
 {
     TestVM vm;
@@ -618,8 +654,8 @@ static void test_load_errors(void)
     assert_image_fails(&vm, bad_sum, size, "bad checksum");
     uint8_t *high = make_mb_elf(0x3, 0, 128 * MiB, &size);
     assert_image_fails(&vm, high, size, "outside guest RAM");
-    uint8_t *low = make_mb_elf(0x3, 0, 0x7000, &size);
-    assert_image_fails(&vm, low, size, "overlaps the boot loader's data");
+    uint8_t *low_pvh = make_pvh_elf(true, 0x7000, 0x7000, &size);
+    assert_image_fails(&vm, low_pvh, size, "overlaps the boot loader's data");
     uint8_t *aout = make_mb_aout(0xfff00000, &size);
     assert_image_fails(&vm, aout, size, "outside guest RAM");
     uint8_t *flags = make_mb_elf(0x8, 0, MiB, &size);
@@ -649,6 +685,7 @@ int main(int argc, char **argv)
     g_test_add_func("/loader/pvh/real", test_pvh_real);
     g_test_add_func("/loader/multiboot/elf", test_multiboot_elf);
     g_test_add_func("/loader/multiboot/aout", test_multiboot_aout);
+    g_test_add_func("/loader/multiboot/low-segment", test_multiboot_low_segment);
     g_test_add_func("/loader/errors", test_load_errors);
     return g_test_run();
 }

@@ -101,9 +101,10 @@ long multiboot_find_header(const uint8_t *image, size_t size);
 /* The PVH entry point (XEN_ELFNOTE_PHYS32_ENTRY) of an ELF image, or 0. */
 uint64_t pvh_find_entry(const uint8_t *image, size_t size);
 
-/* Write the boot GDT at BOOT_GDT_ADDR and fill cpu's gdt/selector fields;
- * for LONG64 also the identity map of the first 4 GiB (2 MiB pages). */
-void boot_setup_gdt(GuestMemory *mem, BootCpuState *cpu);
+/* Write the boot GDT at gdt_addr (BOOT_GDT_ADDR but for a relocated
+ * multiboot load) and fill cpu's gdt/selector fields; for LONG64 also the
+ * identity map of the first 4 GiB (2 MiB pages). */
+void boot_setup_gdt(GuestMemory *mem, BootCpuState *cpu, uint64_t gdt_addr);
 void boot_setup_identity_paging(GuestMemory *mem, BootCpuState *cpu);
 
 #endif

@@ -408,9 +408,12 @@ static bool pc_resume_from_s3(PCMachine *m, Error **errp)
         return pc_load_boot_state(m, errp);
     }
     acpi_pm_set_woken(m->acpi_pm, true);
+    /* As SeaBIOS, through which QEMU's guests wake: CS:IP from the vector,
+     * the data segments 0 (resume code written for QEMU reads low memory
+     * through DS). */
     BootCpuState cpu = {
         .mode = BOOT_CPU_REAL16,
-        .code_selector = vector >> 4, .data_selector = vector >> 4,
+        .code_selector = vector >> 4, .data_selector = 0,
         .rip = vector & 0xf,
     };
     return kvm_set_boot_state(&cpu, errp);

@@ -41,6 +41,9 @@ def runs(our_vmm, tiny_kernels):
                                          f"-no-reboot {EXIT} -device pc-testdev -device pci-testdev "
                                          f"-kernel {elf} -append 'testdevs exit=0'",
                      vmm, limit=90, up_marker="tiny: hello"),
+            Fragment(f"{name}_s3", f"guest_run tiny 60 -accel kvm -m 64M -nographic "
+                                   f"-no-reboot {EXIT} -kernel {elf} -append 's3 exit=7'",
+                     vmm, limit=90, up_marker="tiny: hello"),
             # COM1 from -serial (-nographic), COM2 from -device isa-serial,
             # COM3 from the next -device isa-serial after a -serial none.
             Fragment(f"{name}_uarts", f"guest_run tiny 60 -accel kvm -m 64M -nographic "
@@ -137,6 +140,18 @@ def test_device_isa_serial_takes_the_next_free_com_port(runs):
     assert ours.rc == 1, ours.log
     reference = tiny_guest(runs, "reference", "uarts")
     assert lines == re.findall(r"^tiny: uart .*$", reference.log, re.M), reference.log
+
+
+def test_s3_resume_enters_with_data_segments_zero(runs):
+    """Woken from S3, the guest's real-mode resume code finds low memory
+    through DS as under QEMU, where SeaBIOS jumps to the waking vector with
+    DS = ES = 0."""
+    ours = tiny_guest(runs, "ours", "s3")
+    assert "tiny: suspending to S3" in ours.log, ours.log
+    assert "tiny: s3 resumed flag=Y" in ours.log, ours.log
+    assert ours.rc == 1, ours.log
+    reference = tiny_guest(runs, "reference", "s3")
+    assert "tiny: s3 resumed flag=Y" in reference.log, reference.log
 
 
 def test_kvm_internal_error_is_reported_and_ends_the_vmm(runs):

@@ -61,6 +61,42 @@ tramp_gdt_desc:
     .long REL(tramp_gdt)
 trampoline_end:
 
+/*
+ * Copied to RESUME_ADDR (0x2000) and named as the FACS waking vector before
+ * an S3 suspend: the firmware (SeaBIOS under QEMU, the VMM itself under
+ * ours) jumps here in real mode with CS:IP = 0x200:0 on wake-up. It reads
+ * the dword at 0x1f00 through DS, as resume code written for QEMU does with
+ * DS = 0, prints "tiny: s3 resumed flag=Y" if that is the flag the guest
+ * left there (N otherwise: DS is not 0), and exits through isa-debug-exit
+ * with 0, that is VMM status 1.
+ */
+#define RESUME_FLAG 0x33535233
+    .globl resume_start, resume_end
+    .code16
+resume_start:
+    cli
+    movl 0x1f00, %eax
+    mov $'Y', %bl
+    cmpl $RESUME_FLAG, %eax
+    je 1f
+    mov $'N', %bl
+1:  mov $0x3f8, %dx
+    .irp c, 't','i','n','y',':',' ','s','3',' ','r','e','s','u','m','e','d',' ','f','l','a','g','='
+    mov $\c, %al
+    out %al, %dx
+    .endr
+    mov %bl, %al
+    out %al, %dx
+    mov $'\n', %al
+    out %al, %dx
+    mov $0xf4, %dx
+    xor %al, %al
+    out %al, %dx
+2:  hlt
+    jmp 2b
+resume_end:
+    .code32
+
     .section .note.GNU-stack, "", @progbits
 
     .bss

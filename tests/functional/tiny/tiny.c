@@ -25,6 +25,9 @@
  * With "emulfail" it loads an x87 operand from an unassigned MMIO address,
  * an instruction KVM's emulator cannot perform: KVM reports an internal
  * error (emulation failure) and the VMM must say so and exit.
+ * With "s3" it suspends the machine to ACPI S3 with the RTC alarm armed to
+ * wake it a few seconds later, its FACS waking vector pointing at real-mode
+ * code (entry.S) that reports how it finds low memory through DS and exits.
  * With "uarts" it prints which of the four COM ports has a UART ("tiny:
  * uart 0x2f8 present"), told by its scratch register keeping a value.
  * With "reboot" it resets the machine through the keyboard controller the
@@ -56,6 +59,13 @@
 #define PCI_COMMAND_MASTER 0x4
 #define HAMMER_DMA_ADDR 0x1000000u      /* 16 MiB: free RAM in a tiny guest */
 #define ACPI_PM_TIMER   0x608           /* QEMU's and our PM base 0x600, + 8 */
+#define RESUME_ADDR     0x2000u         /* waking vector: CS:IP = 0x200:0 */
+#define RESUME_FLAG_ADDR 0x1f00u        /* read by the resume code through DS */
+#define RESUME_FLAG     0x33535233u
+#define ACPI_SLP_TYP_S3 1               /* _S3 of both DSDTs: Package(){1, 1, 0, 0} */
+#define PM1_SLP_EN      (1u << 13)
+#define PM1_RTC         (1u << 10)      /* RTC_STS / RTC_EN */
+#define PM1_WAK_STS     (1u << 15)
 
 struct multiboot_info {
     uint32_t flags, mem_lower, mem_upper, boot_device, cmdline;
@@ -97,6 +107,11 @@ static inline uint16_t inw(uint16_t port)
     uint16_t value;
     __asm__ volatile("inw %1, %0" : "=a"(value) : "Nd"(port));
     return value;
+}
+
+static inline void outw(uint16_t port, uint16_t value)
+{
+    __asm__ volatile("outw %0, %1" : : "a"(value), "Nd"(port));
 }
 
 static inline uint32_t inl(uint16_t port)
@@ -451,6 +466,95 @@ static void start_ap(uint32_t apic_id)
     }
 }
 
+/* ---- ACPI S3 with an RTC wake-up ---- */
+
+extern char resume_start[], resume_end[];
+
+static int bytes_equal(const void *a, const char *b, unsigned n)
+{
+    const char *p = a;
+    for (unsigned i = 0; i < n; i++) {
+        if (p[i] != b[i]) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static uint32_t rd32(uint32_t addr)
+{
+    return *(volatile uint32_t *)addr;
+}
+
+/* The FADT through the RSDP (in the BIOS area) and the RSDT, or 0. */
+static uint32_t find_fadt(void)
+{
+    for (uint32_t rsdp = 0xe0000; rsdp < 0x100000; rsdp += 16) {
+        if (!bytes_equal((void *)rsdp, "RSD PTR ", 8)) {
+            continue;
+        }
+        uint32_t rsdt = rd32(rsdp + 16);
+        for (uint32_t e = rsdt + 36; e < rsdt + rd32(rsdt + 4); e += 4) {
+            if (bytes_equal((void *)rd32(e), "FACP", 4)) {
+                return rd32(e);
+            }
+        }
+    }
+    return 0;
+}
+
+static uint8_t cmos_read(uint8_t index)
+{
+    outb(CMOS_INDEX, index);
+    return inb(CMOS_DATA);
+}
+
+static void cmos_write(uint8_t index, uint8_t value)
+{
+    outb(CMOS_INDEX, index);
+    outb(CMOS_DATA, value);
+}
+
+/* Alarm in 2-3 seconds (seconds only: hour and minute "don't care"). */
+static void rtc_arm_alarm(void)
+{
+    int bcd = !(cmos_read(0x0b) & 0x04);
+    uint8_t raw = cmos_read(0x00);
+    uint8_t seconds = bcd ? (raw >> 4) * 10 + (raw & 0xf) : raw;
+    seconds = (seconds + 3) % 60;
+    cmos_write(0x01, bcd ? (seconds / 10) << 4 | seconds % 10 : seconds);
+    cmos_write(0x03, 0xff);
+    cmos_write(0x05, 0xff);
+    cmos_read(0x0c);                                    /* clear pending flags */
+    cmos_write(0x0b, cmos_read(0x0b) | 0x20);           /* AIE */
+}
+
+static void suspend_to_s3(void)
+{
+    uint32_t fadt = find_fadt();
+    if (!fadt) {
+        puts_serial("tiny: no FADT\n");
+        return;
+    }
+    uint32_t facs = rd32(fadt + 36);
+    uint16_t pm1a_evt = rd32(fadt + 56), pm1a_cnt = rd32(fadt + 64);
+    for (char *src = resume_start, *dst = (char *)RESUME_ADDR; src < resume_end;) {
+        *dst++ = *src++;
+    }
+    *(volatile uint32_t *)RESUME_FLAG_ADDR = RESUME_FLAG;
+    *(volatile uint32_t *)(facs + 12) = RESUME_ADDR;       /* Firmware_Waking_Vector */
+    rtc_arm_alarm();
+    outw(pm1a_evt, PM1_WAK_STS | PM1_RTC);                  /* clear */
+    outw(pm1a_evt + 2, PM1_RTC);                            /* RTC_EN */
+    puts_serial("tiny: suspending to S3\n");
+    uint16_t cnt = inw(pm1a_cnt) & ~(7u << 10);
+    outw(pm1a_cnt, cnt | ACPI_SLP_TYP_S3 << 10 | PM1_SLP_EN);
+    for (int i = 0; i < 1000000; i++) {
+        __asm__ volatile("pause");
+    }
+    puts_serial("tiny: still awake after the S3 request\n");
+}
+
 void tiny_main(uint32_t magic, const struct multiboot_info *info)
 {
     puts_serial("tiny: hello\n");
@@ -512,6 +616,9 @@ void tiny_main(uint32_t magic, const struct multiboot_info *info)
     }
     if (cmdline_find(cmdline, "uarts")) {
         report_uarts();
+    }
+    if (cmdline_find(cmdline, "s3")) {
+        suspend_to_s3();
     }
     const char *pmbench = cmdline_find(cmdline, "pmbench");
     const char *hammer = cmdline_find(cmdline, "hammer");

@@ -13,10 +13,10 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include "chardev/char.h"
+#include "qemu/fd-watch.h"
 
 #define CHARDEV_RING_SIZE (64 * 1024)
 
-typedef struct ChardevWatch ChardevWatch;
 
 struct Chardev {
     /* Output: any thread appends under ring_lock; the I/O thread drains. */
@@ -31,12 +31,12 @@ struct Chardev {
     /* O_NONBLOCK description: drain until EAGAIN. Otherwise each wake-up
      * writes at most PIPE_BUF bytes, what a POLLOUT promises to take. */
     bool out_nonblocking;
-    ChardevWatch *out_watch;
+    FdWatch *out_watch;
 
     /* Input: read on the I/O thread while the frontend has room. */
     int in_fd;
     bool input_closed;          /* EOF or error: never watched again */
-    ChardevWatch *in_watch;
+    FdWatch *in_watch;
     ChardevCanReadFn *can_read;
     ChardevReadFn *read;
     void *opaque;

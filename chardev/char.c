@@ -14,83 +14,11 @@
 #include <string.h>
 #include <unistd.h>
 #include "char-internal.h"
+#include "qemu/fd-watch.h"
 #include "qemu/main-loop.h"
 
 /* How long chardev_flush() waits for a host fd that takes nothing. */
 #define CHARDEV_FLUSH_STALL_MS 1000
-
-/*
- * A watch keeps its fd in the poll set only while there is something to
- * do: an fd left in the set with no events would still report POLLHUP
- * (closed pipe, hung-up terminal) and make every poll return at once.
- */
-struct ChardevWatch {
-    GSource source;
-    Chardev *chr;
-    int fd;
-    gpointer tag;               /* NULL while not polled */
-    /* Before each poll: do what needs no waiting, then say what to wait
-     * for (one fixed condition, or 0 for nothing). */
-    GIOCondition (*prepare)(Chardev *chr);
-    void (*ready)(Chardev *chr);
-};
-
-static gboolean chardev_watch_prepare(GSource *source, gint *timeout)
-{
-    ChardevWatch *w = (ChardevWatch *)source;
-    GIOCondition want = w->prepare(w->chr);
-
-    *timeout = -1;
-    if (!want && w->tag) {
-        g_source_remove_unix_fd(source, w->tag);
-        w->tag = NULL;
-    } else if (want && !w->tag) {
-        w->tag = g_source_add_unix_fd(source, w->fd, want);
-    }
-    return FALSE;
-}
-
-static gboolean chardev_watch_check(GSource *source)
-{
-    ChardevWatch *w = (ChardevWatch *)source;
-    return w->tag && g_source_query_unix_fd(source, w->tag) != 0;
-}
-
-static gboolean chardev_watch_dispatch(GSource *source, GSourceFunc callback,
-                                       gpointer user_data)
-{
-    ChardevWatch *w = (ChardevWatch *)source;
-    w->ready(w->chr);
-    return G_SOURCE_CONTINUE;
-}
-
-static GSourceFuncs chardev_watch_funcs = {
-    .prepare = chardev_watch_prepare,
-    .check = chardev_watch_check,
-    .dispatch = chardev_watch_dispatch,
-};
-
-static ChardevWatch *chardev_watch_new(Chardev *chr, int fd,
-                                       GIOCondition (*prepare)(Chardev *chr),
-                                       void (*ready)(Chardev *chr))
-{
-    ChardevWatch *w = (ChardevWatch *)g_source_new(&chardev_watch_funcs,
-                                                   sizeof(ChardevWatch));
-    w->chr = chr;
-    w->fd = fd;
-    w->prepare = prepare;
-    w->ready = ready;
-    g_source_attach(&w->source, main_loop_context());
-    return w;
-}
-
-static void chardev_watch_free(ChardevWatch *w)
-{
-    if (w) {
-        g_source_destroy(&w->source);
-        g_source_unref(&w->source);
-    }
-}
 
 /* ---- output ---- */
 
@@ -165,8 +93,9 @@ static ssize_t chardev_write_chunk(Chardev *chr, size_t max)
     return written;
 }
 
-static void chardev_output_ready(Chardev *chr)
+static void chardev_output_ready(void *opaque, GIOCondition revents)
 {
+    Chardev *chr = opaque;
     size_t max = chr->out_nonblocking ? CHARDEV_RING_SIZE : PIPE_BUF;
     while (chardev_ring_pending(chr)) {
         ssize_t written = chardev_write_chunk(chr, max);
@@ -184,10 +113,11 @@ static void chardev_output_ready(Chardev *chr)
 
 /* A non-blocking fd is written at once, without a poll first: the fd only
  * joins the poll set when it cannot take everything. */
-static GIOCondition chardev_output_prepare(Chardev *chr)
+static GIOCondition chardev_output_prepare(void *opaque)
 {
+    Chardev *chr = opaque;
     if (chr->out_nonblocking) {
-        chardev_output_ready(chr);
+        chardev_output_ready(chr, 0);
     }
     return chardev_ring_pending(chr) ? G_IO_OUT : 0;
 }
@@ -198,8 +128,8 @@ void chardev_attach_output(Chardev *chr, int fd, bool owned, bool nonblocking)
     chr->out_fd = fd;
     chr->out_fd_owned = owned;
     chr->out_nonblocking = nonblocking;
-    chr->out_watch = chardev_watch_new(chr, fd, chardev_output_prepare,
-                                       chardev_output_ready);
+    chr->out_watch = fd_watch_new(main_loop_context(), fd, 0, chardev_output_prepare,
+                                  chardev_output_ready, chr);
 }
 
 void chardev_flush(Chardev *chr)
@@ -249,15 +179,17 @@ void chardev_deliver_input(Chardev *chr, const uint8_t *buf, size_t len)
     }
 }
 
-static GIOCondition chardev_input_prepare(Chardev *chr)
+static GIOCondition chardev_input_prepare(void *opaque)
 {
+    Chardev *chr = opaque;
     bool paused = chr->input_paused &&
                   chr->input_paused_epoch == atomic_load(&chr->input_epoch);
     return chr->read && !chr->input_closed && !paused ? G_IO_IN : 0;
 }
 
-static void chardev_input_ready(Chardev *chr)
+static void chardev_input_ready(void *opaque, GIOCondition revents)
 {
+    Chardev *chr = opaque;
     unsigned epoch = atomic_load(&chr->input_epoch);
     uint8_t buf[256];
     size_t room = chr->can_read(chr->opaque);
@@ -284,8 +216,8 @@ static void chardev_input_ready(Chardev *chr)
 void chardev_attach_input(Chardev *chr, int fd)
 {
     chr->in_fd = fd;
-    chr->in_watch = chardev_watch_new(chr, fd, chardev_input_prepare,
-                                      chardev_input_ready);
+    chr->in_watch = fd_watch_new(main_loop_context(), fd, 0, chardev_input_prepare,
+                                 chardev_input_ready, chr);
 }
 
 /* ---- creation ---- */
@@ -335,8 +267,8 @@ void chardev_free(Chardev *chr)
     if (!chr) {
         return;
     }
-    chardev_watch_free(chr->out_watch);
-    chardev_watch_free(chr->in_watch);
+    fd_watch_free(chr->out_watch);
+    fd_watch_free(chr->in_watch);
     if (chr->backend_close) {
         chr->backend_close(chr);
     }

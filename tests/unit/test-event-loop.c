@@ -1,0 +1,311 @@
+/*
+ * The event-loop pieces every backend builds on: fd watches, event
+ * notifiers, bottom halves, I/O threads and the worker pool.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <unistd.h>
+#include <glib.h>
+#include "qemu/bh.h"
+#include "qemu/event-notifier.h"
+#include "qemu/fd-watch.h"
+#include "qemu/thread-pool.h"
+#include "sysemu/iothread.h"
+
+/* Iterate ctx without blocking until nothing is ready. */
+static void run_pending(GMainContext *ctx)
+{
+    while (g_main_context_iteration(ctx, FALSE)) {
+    }
+}
+
+/* ---- fd watches ---- */
+
+typedef struct PipeWatch {
+    int fds[2];
+    GIOCondition want;
+    GIOCondition last;
+    unsigned calls;
+} PipeWatch;
+
+static GIOCondition pipe_prepare(void *opaque)
+{
+    return ((PipeWatch *)opaque)->want;
+}
+
+static void pipe_ready(void *opaque, GIOCondition revents)
+{
+    PipeWatch *p = opaque;
+    char c;
+    p->last = revents;
+    p->calls++;
+    if (revents & G_IO_HUP) {
+        p->want = 0;            /* as a backend stops watching a closed fd */
+    } else if (revents & G_IO_IN) {
+        g_assert_cmpint(read(p->fds[0], &c, 1), ==, 1);
+    }
+}
+
+/* A watch polls its fd only while prepare asks for something; it reports
+ * what poll said, a hang-up included. */
+static void test_fd_watch_follows_prepare(void)
+{
+    GMainContext *ctx = g_main_context_new();
+    PipeWatch p = { .want = 0 };
+    g_assert_cmpint(pipe(p.fds), ==, 0);
+    FdWatch *w = fd_watch_new(ctx, p.fds[0], 0, pipe_prepare, pipe_ready, &p);
+
+    g_assert_cmpint(write(p.fds[1], "x", 1), ==, 1);
+    run_pending(ctx);
+    g_assert_cmpuint(p.calls, ==, 0);           /* readable, but not asked */
+    p.want = G_IO_IN;
+    run_pending(ctx);
+    g_assert_cmpuint(p.calls, ==, 1);
+    g_assert_true(p.last & G_IO_IN);
+    run_pending(ctx);
+    g_assert_cmpuint(p.calls, ==, 1);           /* drained: nothing more */
+
+    close(p.fds[1]);
+    p.want = G_IO_IN;
+    run_pending(ctx);               /* returns: the hung-up fd left the set */
+    g_assert_cmpuint(p.calls, ==, 2);
+    g_assert_true(p.last & G_IO_HUP);
+    fd_watch_free(w);
+    close(p.fds[0]);
+    g_main_context_unref(ctx);
+}
+
+static void fixed_ready(void *opaque, GIOCondition revents)
+{
+    PipeWatch *p = opaque;
+    p->calls++;
+    p->last = revents;
+    char c;
+    g_assert_cmpint(read(p->fds[0], &c, 1), ==, 1);
+}
+
+static void test_fd_watch_fixed_condition(void)
+{
+    GMainContext *ctx = g_main_context_new();
+    PipeWatch p = { 0 };
+    g_assert_cmpint(pipe(p.fds), ==, 0);
+    FdWatch *w = fd_watch_new(ctx, p.fds[0], G_IO_IN, NULL, fixed_ready, &p);
+    g_assert_cmpint(write(p.fds[1], "ab", 2), ==, 2);
+    run_pending(ctx);
+    g_assert_cmpuint(p.calls, ==, 2);
+    fd_watch_free(w);
+    close(p.fds[0]);
+    close(p.fds[1]);
+    g_main_context_unref(ctx);
+}
+
+/* ---- event notifiers ---- */
+
+#define SETTERS 4
+#define SETS_EACH 1000
+
+static EventNotifier shared_notifier;
+static atomic_uint handler_calls;
+
+static void *set_many(void *arg)
+{
+    for (int i = 0; i < SETS_EACH; i++) {
+        event_notifier_set(&shared_notifier);
+    }
+    return NULL;
+}
+
+static void count_and_clear(EventNotifier *e)
+{
+    if (event_notifier_test_and_clear(e)) {
+        atomic_fetch_add(&handler_calls, 1);
+    }
+}
+
+static void test_event_notifier_from_threads(void)
+{
+    GMainContext *ctx = g_main_context_new();
+    Error *err = NULL;
+    g_assert_true(event_notifier_init(&shared_notifier, &err));
+    g_assert_false(event_notifier_test_and_clear(&shared_notifier));
+    event_notifier_set(&shared_notifier);
+    event_notifier_set(&shared_notifier);
+    g_assert_true(event_notifier_test_and_clear(&shared_notifier));   /* both at once */
+    g_assert_false(event_notifier_test_and_clear(&shared_notifier));
+
+    event_notifier_set_handler(&shared_notifier, ctx, count_and_clear);
+    pthread_t threads[SETTERS];
+    for (int i = 0; i < SETTERS; i++) {
+        pthread_create(&threads[i], NULL, set_many, NULL);
+    }
+    for (int i = 0; i < SETTERS; i++) {
+        pthread_join(threads[i], NULL);
+    }
+    run_pending(ctx);
+    g_assert_cmpuint(atomic_load(&handler_calls), >=, 1);
+    g_assert_cmpuint(atomic_load(&handler_calls), <=, SETTERS * SETS_EACH);
+    g_assert_false(event_notifier_test_and_clear(&shared_notifier));  /* all consumed */
+    event_notifier_cleanup(&shared_notifier);
+    g_main_context_unref(ctx);
+}
+
+/* ---- I/O threads and bottom halves ---- */
+
+static void record_thread(void *opaque)
+{
+    *(pthread_t *)opaque = pthread_self();
+}
+
+typedef struct BHProbe {
+    unsigned runs;
+    pthread_t thread;
+    pthread_mutex_t lock;       /* not GMutex: ThreadSanitizer sees pthreads */
+    pthread_cond_t ran;
+} BHProbe;
+
+static void bh_probe_run(void *opaque)
+{
+    BHProbe *p = opaque;
+    pthread_mutex_lock(&p->lock);
+    p->thread = pthread_self();
+    p->runs++;
+    pthread_cond_signal(&p->ran);
+    pthread_mutex_unlock(&p->lock);
+}
+
+typedef struct BHNew {
+    GMainContext *ctx;
+    BHProbe *probe;
+    QEMUBH *bh;
+} BHNew;
+
+static void bh_new_there(void *opaque)
+{
+    BHNew *n = opaque;
+    n->bh = qemu_bh_new(n->ctx, bh_probe_run, n->probe);
+}
+
+static void test_iothread_runs_its_context(void)
+{
+    Error *err = NULL;
+    IOThread *t = iothread_new("io0", &err);
+    g_assert_nonnull(t);
+    g_assert_true(iothread_find("io0") == t);
+    g_assert_cmpstr(iothread_id(t), ==, "io0");
+    g_assert_null(iothread_new("io0", &err));
+    g_assert_nonnull(strstr(err->msg, "'io0' is already used"));
+    error_free(err);
+
+    pthread_t io_thread;
+    iothread_run_sync(t, record_thread, &io_thread);
+    g_assert_false(pthread_equal(io_thread, pthread_self()));
+    char name[16];
+    pthread_getname_np(io_thread, name, sizeof(name));
+    g_assert_cmpstr(name, ==, "IO io0");
+
+    /* A bottom half made there and scheduled here runs there. */
+    BHProbe probe = { .lock = PTHREAD_MUTEX_INITIALIZER, .ran = PTHREAD_COND_INITIALIZER };
+    BHNew new_bh = { .ctx = iothread_context(t), .probe = &probe };
+    iothread_run_sync(t, bh_new_there, &new_bh);
+    QEMUBH *bh = new_bh.bh;
+    pthread_mutex_lock(&probe.lock);
+    qemu_bh_schedule(bh);
+    while (probe.runs < 1) {
+        pthread_cond_wait(&probe.ran, &probe.lock);
+    }
+    g_assert_true(pthread_equal(probe.thread, io_thread));
+    pthread_mutex_unlock(&probe.lock);
+    iothread_run_sync(t, (void (*)(void *))qemu_bh_delete, bh);
+    iothread_free(t);
+    g_assert_null(iothread_find("io0"));
+}
+
+static void count_run(void *opaque)
+{
+    (*(unsigned *)opaque)++;
+}
+
+static void test_bh_schedules_coalesce(void)
+{
+    GMainContext *ctx = g_main_context_new();
+    unsigned runs = 0;
+    QEMUBH *bh = qemu_bh_new(ctx, count_run, &runs);
+    run_pending(ctx);
+    g_assert_cmpuint(runs, ==, 0);
+    qemu_bh_schedule(bh);
+    qemu_bh_schedule(bh);
+    run_pending(ctx);
+    g_assert_cmpuint(runs, ==, 1);
+    qemu_bh_schedule(bh);
+    qemu_bh_delete(bh);                         /* deleted before it ran */
+    run_pending(ctx);
+    g_assert_cmpuint(runs, ==, 1);
+    g_main_context_unref(ctx);
+}
+
+/* ---- the worker pool ---- */
+
+#define POOL_REQUESTS 200
+
+typedef struct PoolRequest {
+    int index;
+    pthread_t worker;
+    pthread_t completer;
+    int done_ret;
+    unsigned done_calls;
+} PoolRequest;
+
+static int pool_work(void *opaque)
+{
+    PoolRequest *r = opaque;
+    r->worker = pthread_self();
+    g_usleep(g_random_int_range(0, 200));
+    return r->index * 3;
+}
+
+static void pool_done(void *opaque, int ret)
+{
+    PoolRequest *r = opaque;
+    r->completer = pthread_self();
+    r->done_ret = ret;
+    r->done_calls++;
+}
+
+/* Work runs on workers; each completion comes back once, with its result,
+ * on the pool's context; drain waits for them all. */
+static void test_thread_pool_completes_on_its_context(void)
+{
+    GMainContext *ctx = g_main_context_new();
+    Error *err = NULL;
+    ThreadPool *pool = thread_pool_new(ctx, 4, &err);
+    g_assert_nonnull(pool);
+    PoolRequest reqs[POOL_REQUESTS] = { 0 };
+    for (int i = 0; i < POOL_REQUESTS; i++) {
+        reqs[i].index = i;
+        thread_pool_submit(pool, pool_work, pool_done, &reqs[i]);
+    }
+    g_assert_cmpuint(thread_pool_in_flight(pool), >, 0);
+    thread_pool_drain(pool);
+    g_assert_cmpuint(thread_pool_in_flight(pool), ==, 0);
+    for (int i = 0; i < POOL_REQUESTS; i++) {
+        g_assert_cmpuint(reqs[i].done_calls, ==, 1);
+        g_assert_cmpint(reqs[i].done_ret, ==, i * 3);
+        g_assert_false(pthread_equal(reqs[i].worker, pthread_self()));
+        g_assert_true(pthread_equal(reqs[i].completer, pthread_self()));
+    }
+    thread_pool_free(pool);
+    g_main_context_unref(ctx);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/event-loop/fd-watch-follows-prepare", test_fd_watch_follows_prepare);
+    g_test_add_func("/event-loop/fd-watch-fixed-condition", test_fd_watch_fixed_condition);
+    g_test_add_func("/event-loop/event-notifier-from-threads", test_event_notifier_from_threads);
+    g_test_add_func("/event-loop/iothread-runs-its-context", test_iothread_runs_its_context);
+    g_test_add_func("/event-loop/bh-schedules-coalesce", test_bh_schedules_coalesce);
+    g_test_add_func("/event-loop/thread-pool", test_thread_pool_completes_on_its_context);
+    return g_test_run();
+}

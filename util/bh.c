@@ -1,0 +1,64 @@
+/* Bottom halves as GLib sources with an atomic "scheduled" flag (qemu/bh.h). */
+#include <stdatomic.h>
+#include <stdbool.h>
+#include "qemu/bh.h"
+
+struct QEMUBH {
+    GSource source;
+    GMainContext *ctx;
+    atomic_bool scheduled;
+    QEMUBHFunc *cb;
+    void *opaque;
+};
+
+static gboolean bh_prepare(GSource *source, gint *timeout)
+{
+    QEMUBH *bh = (QEMUBH *)source;
+    *timeout = -1;
+    return atomic_load(&bh->scheduled);
+}
+
+static gboolean bh_check(GSource *source)
+{
+    return atomic_load(&((QEMUBH *)source)->scheduled);
+}
+
+static gboolean bh_dispatch(GSource *source, GSourceFunc callback, gpointer user_data)
+{
+    QEMUBH *bh = (QEMUBH *)source;
+    /* Cleared before the call: a schedule during the callback runs it again. */
+    if (atomic_exchange(&bh->scheduled, false)) {
+        bh->cb(bh->opaque);
+    }
+    return G_SOURCE_CONTINUE;
+}
+
+static GSourceFuncs bh_funcs = {
+    .prepare = bh_prepare,
+    .check = bh_check,
+    .dispatch = bh_dispatch,
+};
+
+QEMUBH *qemu_bh_new(GMainContext *ctx, QEMUBHFunc *cb, void *opaque)
+{
+    QEMUBH *bh = (QEMUBH *)g_source_new(&bh_funcs, sizeof(QEMUBH));
+    bh->ctx = ctx;
+    atomic_init(&bh->scheduled, false);
+    bh->cb = cb;
+    bh->opaque = opaque;
+    g_source_attach(&bh->source, ctx);
+    return bh;
+}
+
+void qemu_bh_schedule(QEMUBH *bh)
+{
+    if (!atomic_exchange(&bh->scheduled, true)) {
+        g_main_context_wakeup(bh->ctx);
+    }
+}
+
+void qemu_bh_delete(QEMUBH *bh)
+{
+    g_source_destroy(&bh->source);
+    g_source_unref(&bh->source);
+}

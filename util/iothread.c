@@ -1,0 +1,144 @@
+/*
+ * I/O threads, each looping on its own GLib main context (sysemu/iothread.h).
+ *
+ * Calls from other threads (iothread_run_sync) go through a queue and an
+ * event notifier watched since before the thread started, so no GLib source
+ * is ever attached to or destroyed in a running context from outside: GLib
+ * orders those with its own locks, which ThreadSanitizer cannot see.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include "qemu/event-notifier.h"
+#include "sysemu/iothread.h"
+
+typedef struct SyncCall {
+    void (*fn)(void *opaque);
+    void *opaque;
+    bool done;                  /* under the IOThread's lock */
+} SyncCall;
+
+struct IOThread {
+    char *id;
+    GMainContext *ctx;
+    pthread_t thread;
+    atomic_bool stopping;
+    EventNotifier calls_notifier;
+    pthread_mutex_t lock;       /* not GMutex: ThreadSanitizer sees pthreads */
+    pthread_cond_t call_done;
+    GQueue calls;               /* of SyncCall, under lock */
+};
+
+/* Changed on the main thread only (machine start and exit). */
+static GPtrArray *iothreads;
+
+static void iothread_run_calls(EventNotifier *e)
+{
+    IOThread *t = (IOThread *)((char *)e - offsetof(IOThread, calls_notifier));
+    event_notifier_test_and_clear(e);
+    pthread_mutex_lock(&t->lock);
+    SyncCall *call;
+    while ((call = g_queue_pop_head(&t->calls))) {
+        pthread_mutex_unlock(&t->lock);
+        call->fn(call->opaque);
+        pthread_mutex_lock(&t->lock);
+        call->done = true;
+        pthread_cond_broadcast(&t->call_done);
+    }
+    pthread_mutex_unlock(&t->lock);
+}
+
+static void *iothread_run(void *opaque)
+{
+    IOThread *t = opaque;
+    g_main_context_push_thread_default(t->ctx);
+    while (!atomic_load(&t->stopping)) {
+        g_main_context_iteration(t->ctx, TRUE);
+    }
+    g_main_context_pop_thread_default(t->ctx);
+    return NULL;
+}
+
+IOThread *iothread_new(const char *id, Error **errp)
+{
+    if (iothread_find(id)) {
+        error_setg(errp, "-object iothread: id '%s' is already used", id);
+        return NULL;
+    }
+    IOThread *t = g_new0(IOThread, 1);
+    if (!event_notifier_init(&t->calls_notifier, errp)) {
+        g_free(t);
+        return NULL;
+    }
+    t->id = g_strdup(id);
+    t->ctx = g_main_context_new();
+    atomic_init(&t->stopping, false);
+    pthread_mutex_init(&t->lock, NULL);
+    pthread_cond_init(&t->call_done, NULL);
+    g_queue_init(&t->calls);
+    event_notifier_set_handler(&t->calls_notifier, t->ctx, iothread_run_calls);
+    int err = pthread_create(&t->thread, NULL, iothread_run, t);
+    if (err) {
+        error_setg_errno(errp, err, "-object iothread,id=%s: creating its thread", id);
+        event_notifier_cleanup(&t->calls_notifier);
+        g_main_context_unref(t->ctx);
+        g_free(t->id);
+        g_free(t);
+        return NULL;
+    }
+    g_autofree char *name = g_strdup_printf("IO %s", id);
+    pthread_setname_np(t->thread, name);
+    if (!iothreads) {
+        iothreads = g_ptr_array_new();
+    }
+    g_ptr_array_add(iothreads, t);
+    return t;
+}
+
+IOThread *iothread_find(const char *id)
+{
+    for (guint i = 0; iothreads && i < iothreads->len; i++) {
+        IOThread *t = g_ptr_array_index(iothreads, i);
+        if (g_str_equal(t->id, id)) {
+            return t;
+        }
+    }
+    return NULL;
+}
+
+const char *iothread_id(const IOThread *t)
+{
+    return t->id;
+}
+
+GMainContext *iothread_context(IOThread *t)
+{
+    return t->ctx;
+}
+
+void iothread_run_sync(IOThread *t, void (*fn)(void *opaque), void *opaque)
+{
+    SyncCall call = { .fn = fn, .opaque = opaque };
+    pthread_mutex_lock(&t->lock);
+    g_queue_push_tail(&t->calls, &call);
+    event_notifier_set(&t->calls_notifier);
+    while (!call.done) {
+        pthread_cond_wait(&t->call_done, &t->lock);
+    }
+    pthread_mutex_unlock(&t->lock);
+}
+
+void iothread_free(IOThread *t)
+{
+    atomic_store(&t->stopping, true);
+    event_notifier_set(&t->calls_notifier);     /* wake its poll */
+    pthread_join(t->thread, NULL);
+    g_ptr_array_remove(iothreads, t);
+    event_notifier_cleanup(&t->calls_notifier);
+    pthread_cond_destroy(&t->call_done);
+    pthread_mutex_destroy(&t->lock);
+    g_main_context_unref(t->ctx);
+    g_free(t->id);
+    g_free(t);
+}

@@ -16,6 +16,7 @@
 #include "qemu/log.h"
 #include "sysemu/machine-config.h"
 #include "cmdline-keyval.h"
+#include "cmdline-object.h"
 
 #define MiB (UINT64_C(1) << 20)
 #define DEFAULT_RAM_SIZE (128 * MiB)
@@ -984,6 +985,22 @@ static void apply_device_defaults(ParseState *ps, DeviceConfig *dev)
     }
 }
 
+/* ---- -object (cmdline-object.c) ---- */
+
+static CmdlineResult apply_object_items(ParseState *ps, const OptionUse *use,
+                                        GPtrArray *items, Error **errp)
+{
+    switch (object_config_parse(ps->cfg, items, ps->out, errp)) {
+    case OBJECT_PARSE_ADDED:
+        return CMDLINE_RUN;
+    case OBJECT_PARSE_HELP:
+        return CMDLINE_EXIT_OK;
+    case OBJECT_PARSE_ERROR:
+        break;
+    }
+    return CMDLINE_ERROR;
+}
+
 /* ---- -fw_cfg ---- */
 
 #define FW_CFG_MAX_NAME_LENGTH 55   /* the guest's directory holds 56 bytes with the NUL */
@@ -1272,6 +1289,8 @@ static const CmdlineOption cmdline_options[] = {
     { "global", "DRIVER.PROP=VALUE|driver=DRIVER,property=PROP,value=VALUE",
       "default of PROP for every -device DRIVER (also kvm-pit.lost_tick_policy=discard|delay)",
       .handle = handle_global },
+    { "object", "iothread,id=ID", "an I/O thread that devices may name with iothread=ID",
+      ITEMS(apply_object_items, "qom-type") },
     { "fw_cfg", "[name=]NAME,string=STR|file=PATH",
       "add a named fw_cfg item for the guest (NAME should start with opt/)",
       ITEMS(apply_fw_cfg_items, "name") },
@@ -1438,6 +1457,7 @@ static void machine_config_init(MachineConfig *cfg)
         .serials = g_ptr_array_new_with_free_func(g_free),
         .devices = g_ptr_array_new_with_free_func(device_config_free),
         .fw_cfg_items = g_ptr_array_new_with_free_func(fw_cfg_item_config_free),
+        .iothread_ids = g_ptr_array_new_with_free_func(g_free),
     };
     g_array_set_clear_func(cfg->cpu.features, cpu_feature_setting_clear);
 }
@@ -1478,6 +1498,7 @@ void machine_config_free(MachineConfig *cfg)
     g_clear_pointer(&cfg->serials, g_ptr_array_unref);
     g_clear_pointer(&cfg->devices, g_ptr_array_unref);
     g_clear_pointer(&cfg->fw_cfg_items, g_ptr_array_unref);
+    g_clear_pointer(&cfg->iothread_ids, g_ptr_array_unref);
     g_free(cfg->name);
     g_free(cfg->pidfile);
     memset(cfg, 0, sizeof(*cfg));

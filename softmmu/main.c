@@ -13,6 +13,7 @@
 #include "qemu/error.h"
 #include "qemu/main-loop.h"
 #include "sysemu/machine-config.h"
+#include "sysemu/iothread.h"
 #include "sysemu/runstate.h"
 
 static bool write_pidfile(const char *path, Error **errp)
@@ -52,6 +53,7 @@ int main(int argc, char **argv)
     });
 
     if ((cfg.pidfile && !write_pidfile(cfg.pidfile, &err)) ||
+        !iothreads_create(cfg.iothread_ids, &err) ||
         !pc_machine_start(&cfg, &err)) {
         error_report_err(err);
         chardev_restore_terminals();
@@ -62,6 +64,7 @@ int main(int argc, char **argv)
     int status = main_loop_run();
     runstate_set(RUN_STATE_SHUTDOWN);
     pc_machine_stop();
+    iothreads_free_all();
     if (cfg.lock_stats) {
         device_lock_stats_print(stderr);
     }

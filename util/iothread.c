@@ -129,6 +129,23 @@ void iothread_run_sync(IOThread *t, void (*fn)(void *opaque), void *opaque)
     pthread_mutex_unlock(&t->lock);
 }
 
+bool iothreads_create(GPtrArray *ids, Error **errp)
+{
+    for (guint i = 0; i < ids->len; i++) {
+        if (!iothread_new(g_ptr_array_index(ids, i), errp)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+void iothreads_free_all(void)
+{
+    while (iothreads && iothreads->len) {
+        iothread_free(g_ptr_array_index(iothreads, iothreads->len - 1));
+    }
+}
+
 void iothread_free(IOThread *t)
 {
     atomic_store(&t->stopping, true);

@@ -24,5 +24,9 @@ GMainContext *iothread_context(IOThread *t);
 void iothread_run_sync(IOThread *t, void (*fn)(void *opaque), void *opaque);
 /* Stop the thread (after the work in its context that is due) and free it. */
 void iothread_free(IOThread *t);
+/* Start one I/O thread per -object iothread,id=ID. */
+bool iothreads_create(GPtrArray *ids, Error **errp);
+/* Stop and free every I/O thread (at exit, once devices are drained). */
+void iothreads_free_all(void);
 
 #endif

@@ -69,6 +69,9 @@ typedef struct MachineConfig {
 
     GPtrArray *fw_cfg_items;    /* of FwCfgItemConfig *, in order */
 
+    /* -object iothread,id=ID: the I/O threads to start, by id. */
+    GPtrArray *iothread_ids;    /* of char * */
+
     bool nographic, display_none, nodefaults, no_reboot;
     char *name;                 /* -name */
     char *pidfile;              /* -pidfile */

@@ -3,6 +3,8 @@
 option. No guest needed: errors are found before any vCPU runs."""
 
 import subprocess
+import time
+from pathlib import Path
 
 import pytest
 
@@ -35,6 +37,11 @@ BAD = [
     (["-device", "pci-testdev,addr=20"], "addr"),
     (["-device", "pdl-testdev,addr=3.8"], "addr"),
     (["-device", "pc-testdev,addr=3"], "addr"),
+    (["-object", "memory-backend-ram,id=m,size=1G"], "'memory-backend-ram' is not supported"),
+    (["-object", "iothread"], "parameter 'id' is missing"),
+    (["-object", "iothread,id=1st"], "'1st' is not a valid id"),
+    (["-object", "iothread,id=io0,poll-max-ns=0"], "'poll-max-ns' is not supported"),
+    (["-object", "iothread,id=io0", "-object", "iothread,id=io0"], "duplicate object id 'io0'"),
     # Found when the machine is built, before the kernel is loaded.
     (["-fw_cfg", "opt/a,file=/nonexistent/blob", "-kernel", "/dev/null"],
      "-fw_cfg name=opt/a: Failed to open file “/nonexistent/blob”"),
@@ -53,6 +60,7 @@ ACCEPTED = [
     ["-fw_cfg", "opt/org.test/a,string=hello", "-fw_cfg", "name=opt/b,file=/etc/hostname"],
     ["-machine", "pc,acpi=off"],
     ["-no-acpi"],
+    ["-object", "iothread,id=io0", "-object", "qom-type=iothread,id=io1"],
 ]
 MISSING_KERNEL = ["-kernel", "/nonexistent/bzImage"]
 
@@ -99,7 +107,30 @@ def test_fw_cfg_name_outside_opt_warns_and_is_accepted(our_vmm):
     (["-device", "help"], 'name "pdl-testdev", bus PCI'),
     (["-device", "pdl-testdev,help"], "addr=<slot[.fn]>"),
     (["-cpu", "help"], "qemu64"),
+    (["-object", "help"], "iothread"),
 ])
 def test_informational_options_exit_0(our_vmm, args, expect):
     proc = run(our_vmm, args)
     assert proc.returncode == 0 and expect in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_object_iothread_runs_a_thread_of_its_name(our_vmm, tiny_kernels):
+    """-object iothread,id=ID starts a thread "IO ID" in the VMM, as QEMU
+    names its I/O threads, and it lives as long as the machine."""
+    proc = subprocess.Popen([our_vmm, "-accel", "kvm", "-m", "64M", "-nographic",
+                             "-object", "iothread,id=io0", "-object", "iothread,id=disk-io",
+                             "-kernel", str(tiny_kernels / "tiny.elf"), "-append", "hello"],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    try:
+        assert "tiny: hello" in proc.stdout.readline(), "the tiny guest did not start"
+        deadline = time.monotonic() + 10
+        names = set()
+        while time.monotonic() < deadline and not {"IO io0", "IO disk-io"} <= names:
+            names = {task.joinpath("comm").read_text().strip()
+                     for task in Path(f"/proc/{proc.pid}/task").iterdir()}
+            time.sleep(0.1)
+        assert {"IO io0", "IO disk-io"} <= names, names
+    finally:
+        proc.kill()
+        proc.wait()

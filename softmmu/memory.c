@@ -402,15 +402,13 @@ static bool dispatch_takes_lock(const MemoryRegionOps *ops)
     g_assert_not_reached();
 }
 
-static void io_access(MemoryRegion *mr, uint64_t offset, uint8_t *buf, uint64_t len,
-                      bool is_write)
+/* One access, split into the pieces the region takes; the caller holds
+ * whatever lock the region's dispatch needs. */
+static void io_access_locked(MemoryRegion *mr, uint64_t offset, uint8_t *buf, uint64_t len,
+                             bool is_write)
 {
     const MemoryRegionOps *ops = mr->ops;
     unsigned max = ops->max_access_size ? ops->max_access_size : 8;
-    bool locked = dispatch_takes_lock(ops);
-    if (locked) {
-        device_lock(mr->owner);
-    }
     while (len > 0) {
         unsigned chunk = access_chunk(len, max);
         uint64_t value = 0;
@@ -430,6 +428,20 @@ static void io_access(MemoryRegion *mr, uint64_t offset, uint8_t *buf, uint64_t 
         buf += chunk;
         offset += chunk;
         len -= chunk;
+    }
+}
+
+/* count accesses of len bytes at the same offset, buf advancing by len:
+ * the device lock is taken once for all of them. */
+static void io_access(MemoryRegion *mr, uint64_t offset, uint8_t *buf, uint64_t len,
+                      uint32_t count, bool is_write)
+{
+    bool locked = dispatch_takes_lock(mr->ops);
+    if (locked) {
+        device_lock(mr->owner);
+    }
+    for (uint32_t i = 0; i < count; i++, buf += len) {
+        io_access_locked(mr, offset, buf, len, is_write);
     }
     if (locked) {
         device_unlock(mr->owner);
@@ -456,7 +468,7 @@ static MemTxResult address_space_rw(AddressSpace *as, uint64_t addr, uint8_t *bu
                 memcpy(buf, hit.mr->ram + hit.offset, hit.len);
             }
         } else {
-            io_access(hit.mr, hit.offset, buf, hit.len, is_write);
+            io_access(hit.mr, hit.offset, buf, hit.len, 1, is_write);
         }
         buf += hit.len;
         addr += hit.len;
@@ -474,6 +486,22 @@ MemTxResult address_space_write(AddressSpace *as, uint64_t addr, const void *buf
 {
     /* The write path never modifies buf; the shared helper takes it mutable. */
     return address_space_rw(as, addr, (uint8_t *)buf, len, true);
+}
+
+MemTxResult address_space_rw_repeated(AddressSpace *as, uint64_t addr, void *buf,
+                                      unsigned size, uint32_t count, bool is_write)
+{
+    Hit hit = lookup(as, addr, size);
+    if (hit.mr && !hit.mr->ram && hit.len == size) {
+        io_access(hit.mr, hit.offset, buf, size, count, is_write);
+        return MEMTX_OK;
+    }
+    MemTxResult result = MEMTX_OK;
+    uint8_t *element = buf;
+    for (uint32_t i = 0; i < count; i++, element += size) {
+        result |= address_space_rw(as, addr, element, size, is_write);
+    }
+    return result;
 }
 
 /* ---- DMA: RAM only ---- */

@@ -290,15 +290,10 @@ static void vcpu_handle_io(VCPU *cpu)
 {
     struct kvm_run *run = cpu->run;
     uint8_t *data = (uint8_t *)run + run->io.data_offset;
-    /* A string instruction (rep ins/outs) arrives as one exit with a count;
-     * each element is a separate port access. */
-    for (uint32_t i = 0; i < run->io.count; i++, data += run->io.size) {
-        if (run->io.direction == KVM_EXIT_IO_OUT) {
-            address_space_write(address_space_io, run->io.port, data, run->io.size);
-        } else {
-            address_space_read(address_space_io, run->io.port, data, run->io.size);
-        }
-    }
+    /* A string instruction (rep ins/outs) arrives as one exit with a count
+     * of elements, all at the same port: one lookup, one device lock. */
+    address_space_rw_repeated(address_space_io, run->io.port, data, run->io.size,
+                              run->io.count, run->io.direction == KVM_EXIT_IO_OUT);
 }
 
 static void vcpu_handle_mmio(VCPU *cpu)

@@ -106,6 +106,16 @@ typedef enum {
  */
 MemTxResult address_space_read(AddressSpace *as, uint64_t addr, void *buf, uint64_t len);
 MemTxResult address_space_write(AddressSpace *as, uint64_t addr, const void *buf, uint64_t len);
+/*
+ * The same access of size bytes at addr, count times, buf advancing by
+ * size each time: a string PIO instruction (rep ins/outs), which arrives as
+ * one exit. When the access falls in one device region, the region is
+ * looked up once and its device lock taken once for all the elements (an
+ * IDE sector by PIO is 256 of them); otherwise each element is dispatched
+ * on its own.
+ */
+MemTxResult address_space_rw_repeated(AddressSpace *as, uint64_t addr, void *buf,
+                                      unsigned size, uint32_t count, bool is_write);
 
 /* The region at addr and addr's offset in it, or NULL (for tests and for
  * callers that need to know what an address decodes to). */

@@ -105,6 +105,37 @@ static void test_dispatch_and_split(void)
     address_space_free(as);
 }
 
+/* rep outsw/insw at one port: every element reaches the device in order,
+ * under one acquisition of its lock; an unassigned port reads all ones. */
+static void test_string_pio_takes_the_lock_once(void)
+{
+    AddressSpace *as = address_space_new("io");
+    TestDev *t = testdev_new(7, 8);
+    address_space_map(as, &t->mr, 0x1f0, 0);
+    uint16_t sector[256];
+    for (unsigned i = 0; i < 256; i++) {
+        sector[i] = 0x1000 + i;
+    }
+    uint64_t acquired = atomic_load(&t->dev.lock.acquisitions);
+    g_assert_cmpint(address_space_rw_repeated(as, 0x1f0, sector, 2, 256, true), ==, MEMTX_OK);
+    g_assert_cmpuint(atomic_load(&t->dev.lock.acquisitions), ==, acquired + 1);
+    g_assert_cmpuint(t->writes, ==, 256);
+    g_assert_cmphex(t->last_value, ==, 0x10ff);
+    g_assert_cmpuint(t->last_offset, ==, 0);
+
+    memset(sector, 0, sizeof(sector));
+    address_space_rw_repeated(as, 0x1f2, sector, 2, 256, false);
+    g_assert_cmpuint(atomic_load(&t->dev.lock.acquisitions), ==, acquired + 2);
+    g_assert_cmpuint(t->reads, ==, 256);
+    g_assert_cmphex(sector[255], ==, 0x1122 ^ 7);
+
+    uint8_t bytes[4] = { 0 };
+    g_assert_cmpint(address_space_rw_repeated(as, 0x80, bytes, 1, 4, false), ==,
+                    MEMTX_UNASSIGNED);
+    g_assert_cmphex(bytes[3], ==, 0xff);
+    address_space_free(as);
+}
+
 static void test_unassigned(void)
 {
     AddressSpace *as = address_space_new("t");
@@ -422,6 +453,7 @@ int main(int argc, char **argv)
     g_test_add_func("/memory/overlap-priority", test_overlap_priority);
     g_test_add_func("/memory/dispatch-split", test_dispatch_and_split);
     g_test_add_func("/memory/unassigned", test_unassigned);
+    g_test_add_func("/memory/string-pio", test_string_pio_takes_the_lock_once);
     g_test_add_func("/memory/lock-mode-statistics", test_lock_mode_statistics);
     g_test_add_func("/memory/region-locking-kinds", test_region_locking_kinds);
     g_test_add_func("/memory/devices-run-concurrently", test_devices_run_concurrently);

@@ -7,12 +7,15 @@ fragments run here, each batch inside a network namespace of its own; where
 it is not (kvm_pvm cannot boot Linux), they run inside the nested bench host
 L1 (scripts/run-in-l1.sh). VMM_TEST_HOST=direct|nested forces either way.
 
-Fragments are batched: one L1 boot runs a whole list of them. The batch's
-output is parsed back into one Outcome per fragment, with each guest's
-console log, so that the Python tests decide pass or fail.
+Fragments are batched: one L1 boot runs a list of them, and a batch is
+shared out among one single-vCPU L1 per host core (l1.py boots and watches
+them). The batch's output is parsed back into one Outcome per fragment,
+with each guest's console log (stream.py), so that the Python tests decide
+pass or fail.
 
-Retry policy (the nested bench has hangs of its own, about one two-vCPU L2
-boot in fifty): a fragment whose result never came back (L1 hung or died),
+Retry policy (the nested bench can still fail on its own: an L2 that resets
+in early boot, an L1 lost; docs/testing.md): a fragment whose result never
+came back (L1 hung or died),
 one whose guest was killed at its time limit without a kernel panic, or one
 whose guest ended before its system was up (Fragment.up_marker) without a
 panic, is run once more in a second batch. If its host died again, it gets

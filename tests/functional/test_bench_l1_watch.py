@@ -3,6 +3,7 @@ an L1 whose kernel reports a soft lockup is given up at once, not at its
 fragment's limit, with the console's evidence; an L1 is ended with its
 harness, even when the harness is killed; and no outer QEMU survives."""
 
+import os
 import signal
 import subprocess
 import sys
@@ -48,28 +49,38 @@ def test_soft_lockup_gives_up_l1_at_once_and_leaves_no_outer_qemu(tmp_path):
 CHILD = textwrap.dedent("""\
     import sys
     sys.path.insert(0, {functional!r})
-    from pathlib import Path
+    import kvmhost
     from kvmhost import l1
     l1.end_all_on_exit()
     print(l1.TAG, flush=True)
-    l1.run(Path({batch!r}), {{"lockup": 600}}, Path({logs!r}), {{"true": "/bin/true"}}, limit=900)
+    frags = [kvmhost.Fragment(name, "sleep 600", "/bin/true", limit=600) for name in ("a", "b")]
+    kvmhost.run_batch(frags, mode="nested", logdir={logs!r})
 """)
 
 
-def test_l1_ends_with_a_harness_killed_by_sigterm(tmp_path):
-    write_batch(tmp_path / "batch", "sleep 600", limit=600)
-    script = CHILD.format(functional=str(Path(__file__).parent), batch=str(tmp_path / "batch"),
-                          logs=str(tmp_path / "l1"))
-    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+def outer_qemus(tag):
+    """The outer QEMUs among the processes named for tag (timeout's too)."""
+    return [pid for pid in l1.surviving_l1s(tag)
+            if Path(f"/proc/{pid}/comm").read_text().startswith("qemu-system")]
+
+
+def test_l1_hosts_end_with_a_harness_killed_by_sigterm(tmp_path):
+    """Two L1 hosts running a batch side by side (one per core) end when
+    their harness gets SIGTERM, not when their batches would have."""
+    script = CHILD.format(functional=str(Path(__file__).parent), logs=str(tmp_path))
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
+                             env=dict(os.environ, VMM_TEST_L1_PARALLEL="2"))
     tag = child.stdout.readline().strip()
     try:
         deadline = time.monotonic() + 60
-        while not l1.surviving_l1s(tag) and time.monotonic() < deadline:
+        while len(outer_qemus(tag)) < 2 and time.monotonic() < deadline:
             time.sleep(1)
-        assert l1.surviving_l1s(tag), "the outer QEMU never started"
+        assert len(outer_qemus(tag)) == 2, "the two outer QEMUs never started"
         child.send_signal(signal.SIGTERM)
         assert child.wait(timeout=60) == 128 + signal.SIGTERM
+        assert l1.surviving_l1s(tag) == []
     finally:
         if child.poll() is None:
             child.kill()
-    assert l1.surviving_l1s(tag) == []
+        for pid in l1.surviving_l1s(tag):      # a failed check leaves none behind
+            os.kill(pid, signal.SIGKILL)

@@ -214,9 +214,11 @@ def run_batch(fragments, mode=None, logdir=None, files=None):
     for attempt in (1, 2, 3):
         groups = split_batch(pending, l1_parallel() if mode == "nested" else 1)
         results = {}
+        # Daemon threads: at a SIGTERM Python exits at once and l1's exit
+        # handler ends every L1, instead of waiting for whole batches.
         threads = [threading.Thread(target=lambda g=group: results.update(
-            _run_group(runner, g, logdir / f"{g[0].name}.{mode}.{attempt}", files)))
-            for group in groups]
+            _run_group(runner, g, logdir / f"{g[0].name}.{mode}.{attempt}", files)),
+            daemon=True) for group in groups]
         for thread in threads:
             thread.start()
         for thread in threads:

@@ -16,16 +16,6 @@ static bool object_id_is_valid(const char *id)
     return true;
 }
 
-static bool object_id_is_taken(const MachineConfig *cfg, const char *id)
-{
-    for (guint i = 0; i < cfg->iothread_ids->len; i++) {
-        if (g_str_equal(g_ptr_array_index(cfg->iothread_ids, i), id)) {
-            return true;
-        }
-    }
-    return false;
-}
-
 ObjectParseResult object_config_parse(MachineConfig *cfg, GPtrArray *items, FILE *out,
                                       Error **errp)
 {
@@ -73,7 +63,7 @@ ObjectParseResult object_config_parse(MachineConfig *cfg, GPtrArray *items, FILE
                    "only letters, digits, '-', '.' and '_'", id);
         return OBJECT_PARSE_ERROR;
     }
-    if (object_id_is_taken(cfg, id)) {
+    if (g_ptr_array_find_with_equal_func(cfg->iothread_ids, id, g_str_equal, NULL)) {
         error_setg(errp, "duplicate object id '%s'", id);
         return OBJECT_PARSE_ERROR;
     }

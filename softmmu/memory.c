@@ -299,10 +299,8 @@ void address_space_unmap(AddressSpace *as, MemoryRegion *mr)
 
 void address_space_begin(AddressSpace *as)
 {
-    if (!in_own_transaction(as)) {
-        pthread_mutex_lock(&as->writer_lock);
-        atomic_store_explicit(&as->transaction_owner, &this_thread, memory_order_relaxed);
-    }
+    writer_enter(as);
+    atomic_store_explicit(&as->transaction_owner, &this_thread, memory_order_relaxed);
     as->transaction_depth++;
 }
 

@@ -9,7 +9,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
-#include <stddef.h>
+#include <urcu/compiler.h>
 #include "qemu/event-notifier.h"
 #include "sysemu/iothread.h"
 
@@ -35,7 +35,7 @@ static GPtrArray *iothreads;
 
 static void iothread_run_calls(EventNotifier *e)
 {
-    IOThread *t = (IOThread *)((char *)e - offsetof(IOThread, calls_notifier));
+    IOThread *t = caa_container_of(e, IOThread, calls_notifier);
     event_notifier_test_and_clear(e);
     pthread_mutex_lock(&t->lock);
     SyncCall *call;

@@ -9,7 +9,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
-#include <stddef.h>
+#include <urcu/compiler.h>
 #include "qemu/event-notifier.h"
 #include "qemu/thread-pool.h"
 
@@ -61,7 +61,7 @@ static void *thread_pool_worker(void *opaque)
 
 static void thread_pool_complete(EventNotifier *e)
 {
-    ThreadPool *pool = (ThreadPool *)((char *)e - offsetof(ThreadPool, completed_notifier));
+    ThreadPool *pool = caa_container_of(e, ThreadPool, completed_notifier);
     event_notifier_test_and_clear(e);
     for (;;) {
         pthread_mutex_lock(&pool->lock);

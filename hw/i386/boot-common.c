@@ -456,8 +456,8 @@ bool x86_load_kernel(const KernelBootConfig *cfg, GuestMemory *mem,
 {
     BootLoad bl = {
         .cfg = cfg, .mem = mem, .cpu = cpu, .area = boot_data_area_fixed(),
-        .aux_next = BOOT_AUX_ADDR,
     };
+    bl.aux_next = bl.area.aux;
     uint8_t *image;
 
     g_assert(cfg->e820);

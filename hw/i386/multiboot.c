@@ -285,9 +285,8 @@ static bool multiboot_build_info(BootLoad *bl, uint64_t kernel_end, Error **errp
  * after the kernel's image. */
 static bool multiboot_place_data_area(BootLoad *bl, uint64_t kernel_end, Error **errp)
 {
-    BootDataArea fixed = boot_data_area_fixed();
     if (!bl->kernel_in_fixed_area) {
-        return boot_place_data_area(bl, fixed, errp);
+        return boot_place_data_area(bl, boot_data_area_fixed(), errp);
     }
     return boot_place_data_area(bl, boot_data_area_at(boot_align_up(kernel_end, BOOT_PAGE_SIZE)),
                                 errp);

@@ -94,7 +94,7 @@ def test_recorded_dying_l1_consoles_are_recognised(name, sign):
     console.feed(recorded(name))
     assert console.fatal and sign in console.fatal
     assert sign in console.evidence()
-    assert l1.HEARTBEAT_LIMIT and "bench: alive" not in console.evidence()
+    assert "bench: alive" not in console.evidence()
 
 
 def test_healthy_l1_console_has_heartbeats_and_no_fatal_sign():

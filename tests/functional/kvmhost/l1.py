@@ -48,7 +48,6 @@ class L1Run:
     outcomes: dict          # {fragment name: stream.Outcome}, open ones included
     fate: str               # "done", or why L1 did not finish the batch
     evidence: str           # the end of L1's kernel console when it did not
-    console_log: Path
 
 
 class L1Watch:
@@ -142,7 +141,7 @@ def run(batch_dir, limits, log_prefix, vmms, limit):
     if reason is None:
         reason = "done" if done else "L1 ended without finishing the batch"
     evidence = "" if reason == "done" else watch.console.evidence()
-    return L1Run(outcomes, reason, evidence, console_log)
+    return L1Run(outcomes, reason, evidence)
 
 
 def _ask_monitor(path, command, timeout=20):

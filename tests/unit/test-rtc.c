@@ -279,7 +279,10 @@ static void test_reset_clears_interrupts(void)
     device_reset_all();
     g_assert_false(irq_line_level(RTC_ISA_GSI));
     g_assert_cmphex(cmos_read(RTC_REG_B), ==, RTC_REG_B_24H | RTC_REG_B_DM_BINARY);
-    g_assert_cmphex(cmos_read(RTC_REG_C), ==, 0);
+    /* Reset cleared every flag, but the divider keeps running at REG_A's
+     * default 1024 Hz and sets PF again (with PIE off, PF raises nothing):
+     * on a loaded machine a millisecond may pass before this read. */
+    g_assert_cmphex(cmos_read(RTC_REG_C) & ~RTC_REG_C_PF, ==, 0);
     g_assert_cmphex(cmos_read(RTC_REG_A), ==, REG_A_DEFAULT);
     g_assert_false(wait_for_irq(20));
     rtc_restore_defaults();

@@ -103,8 +103,20 @@ QEMUDevice *device_find(const char *id)
     return NULL;
 }
 
+void device_drain_all(void)
+{
+    for (QEMUDevice *dev = device_list; dev; dev = dev->next) {
+        if (dev->drain) {
+            dev->drain(dev);
+        }
+    }
+}
+
 void device_reset_all(void)
 {
+    /* A completion arriving after the reset would write into the state
+     * the reset just cleared (and needs the lock the reset holds). */
+    device_drain_all();
     for (QEMUDevice *dev = device_list; dev; dev = dev->next) {
         if (dev->reset) {
             device_lock(dev);

@@ -200,9 +200,34 @@ bool kvm_add_ram(uint64_t gpa, uint64_t size, void *host, Error **errp)
     return true;
 }
 
+typedef struct RecreatedHook {
+    KVMRecreatedHook *fn;
+    void *opaque;
+} RecreatedHook;
+
+/* Added while the machine is built, read on resets (one thread at a time). */
+static GArray *recreated_hooks;
+
+void kvm_add_recreated_hook(KVMRecreatedHook *fn, void *opaque)
+{
+    if (!recreated_hooks) {
+        recreated_hooks = g_array_new(FALSE, FALSE, sizeof(RecreatedHook));
+    }
+    g_array_append_val(recreated_hooks, ((RecreatedHook) { fn, opaque }));
+}
+
 bool kvm_reset_vm(Error **errp)
 {
     kvm_destroy_vcpus();
     close(kvm_state.vm_fd);
-    return kvm_create_vm(errp) && kvm_recreate_vcpus(errp);
+    if (!kvm_create_vm(errp) || !kvm_recreate_vcpus(errp)) {
+        return false;
+    }
+    for (guint i = 0; recreated_hooks && i < recreated_hooks->len; i++) {
+        RecreatedHook *hook = &g_array_index(recreated_hooks, RecreatedHook, i);
+        if (!hook->fn(hook->opaque, errp)) {
+            return false;
+        }
+    }
+    return true;
 }

@@ -430,6 +430,7 @@ void pc_machine_wakeup(void)
 void pc_machine_stop(void)
 {
     kvm_stop_vcpus();
+    device_drain_all();
     /* The guest's last words are still in the backends' buffers. */
     for (size_t i = 0; i < G_N_ELEMENTS(pc.serial_backends); i++) {
         if (pc.serial_backends[i]) {

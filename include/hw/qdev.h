@@ -39,6 +39,11 @@ struct QEMUDevice {
     /* Return to power-on state. Called with the device lock held, while all
      * vCPUs are paused. May be NULL. */
     void (*reset)(QEMUDevice *dev);
+    /* Wait until the device has no host I/O in flight and no I/O thread is
+     * about to touch it (e.g. thread_pool_drain on its context). Called
+     * WITHOUT the device lock, which the completions need, while all vCPUs
+     * are paused: before a reset, an S3 wake-up and exit. May be NULL. */
+    void (*drain)(QEMUDevice *dev);
     QEMUDevice *next;       /* registry link, in creation order */
 };
 
@@ -59,7 +64,10 @@ DeviceLock *device_lock_of(QEMUDevice *dev);
 DeviceLock *device_global_lock(void);
 
 QEMUDevice *device_find(const char *id);
-/* Reset every device, each under its own lock, in creation order. */
+/* Drain every device (no lock held), in creation order. */
+void device_drain_all(void);
+/* Reset every device, each under its own lock, in creation order; drain
+ * them first. */
 void device_reset_all(void);
 
 /* One line per lock with its statistics (-machine lock-stats=on). */

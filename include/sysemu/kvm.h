@@ -57,4 +57,15 @@ void kvm_stop_vcpus(void);
  * rare. */
 bool kvm_reset_vm(Error **errp);
 
+/*
+ * Everything registered with the kernel (irqfds, ioeventfds, MSI routes,
+ * coalesced zones, vhost bindings) dies with the VM fd. Whoever registers
+ * such a thing also adds a hook that registers it again: kvm_reset_vm runs
+ * the hooks, in the order they were added, once the new VM and its vCPUs
+ * exist and before any vCPU runs, on the resetting thread with every vCPU
+ * paused and no device lock held. A hook that fails fails the reset.
+ */
+typedef bool KVMRecreatedHook(void *opaque, Error **errp);
+void kvm_add_recreated_hook(KVMRecreatedHook *fn, void *opaque);
+
 #endif

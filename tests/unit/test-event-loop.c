@@ -11,6 +11,7 @@
 #include "qemu/event-notifier.h"
 #include "qemu/fd-watch.h"
 #include "qemu/thread-pool.h"
+#include "hw/qdev.h"
 #include "sysemu/iothread.h"
 
 /* Iterate ctx without blocking until nothing is ready. */
@@ -298,6 +299,93 @@ static void test_thread_pool_completes_on_its_context(void)
     g_main_context_unref(ctx);
 }
 
+/* ---- the drain before a reset ---- */
+
+#define DRAIN_REQUESTS 20
+
+/* A device whose host work runs on a worker pool of an I/O thread and
+ * whose completions take the device lock, as a disk's will. */
+typedef struct PoolDevice {
+    QEMUDevice dev;
+    IOThread *iothread;
+    ThreadPool *pool;
+    unsigned completed;         /* under the device lock */
+    unsigned completed_at_reset;
+    unsigned in_flight_at_reset;
+    bool drained_unlocked;
+} PoolDevice;
+
+static int slow_work(void *opaque)
+{
+    g_usleep(2000);
+    return 0;
+}
+
+static void locked_done(void *opaque, int ret)
+{
+    PoolDevice *d = opaque;
+    device_lock(&d->dev);
+    d->completed++;
+    device_unlock(&d->dev);
+}
+
+static void pool_device_create_pool(void *opaque)
+{
+    PoolDevice *d = opaque;
+    Error *err = NULL;
+    d->pool = thread_pool_new(iothread_context(d->iothread), 2, &err);
+    g_assert_nonnull(d->pool);
+}
+
+static void pool_device_drain_on_thread(void *opaque)
+{
+    thread_pool_drain(((PoolDevice *)opaque)->pool);
+}
+
+static void pool_device_free_pool(void *opaque)
+{
+    thread_pool_free(((PoolDevice *)opaque)->pool);
+}
+
+static void pool_device_drain(QEMUDevice *dev)
+{
+    PoolDevice *d = (PoolDevice *)dev;
+    /* Called without the lock: the completions need it. */
+    if (pthread_mutex_trylock(&device_lock_of(dev)->mutex) == 0) {
+        pthread_mutex_unlock(&device_lock_of(dev)->mutex);
+        d->drained_unlocked = true;
+    }
+    iothread_run_sync(d->iothread, pool_device_drain_on_thread, d);
+}
+
+static void pool_device_reset(QEMUDevice *dev)
+{
+    PoolDevice *d = (PoolDevice *)dev;
+    d->completed_at_reset = d->completed;
+    d->in_flight_at_reset = thread_pool_in_flight(d->pool);
+}
+
+/* device_reset_all drains first, without the device lock: every request
+ * in flight has completed (under the lock) before the reset runs. */
+static void test_reset_drains_in_flight_work(void)
+{
+    Error *err = NULL;
+    PoolDevice d = { .dev.reset = pool_device_reset, .dev.drain = pool_device_drain };
+    device_init(&d.dev, "pool-device", "pooldev");
+    d.iothread = iothread_new("drain-test", &err);
+    g_assert_nonnull(d.iothread);
+    iothread_run_sync(d.iothread, pool_device_create_pool, &d);
+    for (int i = 0; i < DRAIN_REQUESTS; i++) {
+        thread_pool_submit(d.pool, slow_work, locked_done, &d);
+    }
+    device_reset_all();
+    g_assert_true(d.drained_unlocked);
+    g_assert_cmpuint(d.in_flight_at_reset, ==, 0);
+    g_assert_cmpuint(d.completed_at_reset, ==, DRAIN_REQUESTS);
+    iothread_run_sync(d.iothread, pool_device_free_pool, &d);
+    iothread_free(d.iothread);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -307,5 +395,6 @@ int main(int argc, char **argv)
     g_test_add_func("/event-loop/iothread-runs-its-context", test_iothread_runs_its_context);
     g_test_add_func("/event-loop/bh-schedules-coalesce", test_bh_schedules_coalesce);
     g_test_add_func("/event-loop/thread-pool", test_thread_pool_completes_on_its_context);
+    g_test_add_func("/event-loop/reset-drains-in-flight-work", test_reset_drains_in_flight_work);
     return g_test_run();
 }

@@ -1,6 +1,7 @@
 /*
  * A VM re-creation (reset, S3 wake-up) that fails leaves the VMM able to
  * stop its vCPUs and exit 1: no access to a vCPU's unmapped kvm_run page.
+ * The hooks that register kernel objects again run after each re-creation.
  * Needs /dev/kvm (any kind, kvm_pvm included); skipped without it.
  */
 #include <dirent.h>
@@ -35,17 +36,70 @@ static int fd_named(const char *what)
     return found;
 }
 
-static void test_failed_recreation_then_stop(void)
+/* One VM with two vCPUs for the whole program (the tests run in order);
+ * false when there is no /dev/kvm to make it. */
+static bool kvm_up(void)
 {
+    static bool up;
     if (access("/dev/kvm", R_OK | W_OK) != 0) {
         g_test_skip("no /dev/kvm");
+        return false;
+    }
+    if (!up) {
+        Error *err = NULL;
+        g_assert_true(kvm_init(false, false, &err));
+        CpuConfig cpu = { .model = (char *)"qemu64" };
+        CpuTopology topo = { .sockets = 1, .cores = 2, .threads = 1 };
+        g_assert_true(kvm_create_vcpus(2, &cpu, &topo, &err));
+        up = true;
+    }
+    return true;
+}
+
+static GString *hook_trace;
+
+static bool tracing_hook(void *opaque, Error **errp)
+{
+    /* The new VM exists when the hook runs: its fd is open. */
+    g_assert_cmpint(fd_named("anon_inode:kvm-vm"), >=, 0);
+    g_string_append(hook_trace, opaque);
+    return true;
+}
+
+static bool failing_hook(void *opaque, Error **errp)
+{
+    error_setg(errp, "cannot register %s again", (const char *)opaque);
+    return false;
+}
+
+static void test_recreated_hooks_run_in_order(void)
+{
+    if (!kvm_up()) {
         return;
     }
     Error *err = NULL;
-    g_assert_true(kvm_init(false, false, &err));
-    CpuConfig cpu = { .model = (char *)"qemu64" };
-    CpuTopology topo = { .sockets = 1, .cores = 2, .threads = 1 };
-    g_assert_true(kvm_create_vcpus(2, &cpu, &topo, &err));
+    hook_trace = g_string_new("");
+    kvm_add_recreated_hook(tracing_hook, "a");
+    kvm_add_recreated_hook(tracing_hook, "b");
+    g_assert_cmpstr(hook_trace->str, ==, "");
+    g_assert_true(kvm_reset_vm(&err));
+    g_assert_cmpstr(hook_trace->str, ==, "ab");
+    g_assert_true(kvm_reset_vm(&err));
+    g_assert_cmpstr(hook_trace->str, ==, "abab");
+
+    kvm_add_recreated_hook(failing_hook, "the doorbell");
+    g_assert_false(kvm_reset_vm(&err));
+    g_assert_cmpstr(err->msg, ==, "cannot register the doorbell again");
+    error_free(err);
+    g_string_free(hook_trace, TRUE);
+}
+
+static void test_failed_recreation_then_stop(void)
+{
+    if (!kvm_up()) {
+        return;
+    }
+    Error *err = NULL;
 
     /* The re-created VM gets the lowest free fd, at most the old VM's; a
      * descriptor limit just above it leaves no number for its vCPUs. */
@@ -68,6 +122,7 @@ static void test_failed_recreation_then_stop(void)
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/kvm/recreated-hooks-run-in-order", test_recreated_hooks_run_in_order);
     g_test_add_func("/kvm/failed-recreation-then-stop", test_failed_recreation_then_stop);
     return g_test_run();
 }

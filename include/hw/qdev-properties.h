@@ -73,35 +73,31 @@ typedef struct DeviceProperty {
     .name = (name_), .kind = (kind_), \
     .offset = DEVICE_PROP_FIELD(State, field, ctype), .description = (desc_)
 
+/* A property whose default is defval.member = default_. */
+#define DEFINE_PROP_DEFAULT(name_, kind_, State, field, ctype, member, default_, desc_) \
+    { DEFINE_PROP_KIND(name_, kind_, State, field, ctype, desc_), .defval.member = (default_) }
+
 #define DEFINE_PROP_BOOL(name_, State, field, default_, desc_) \
-    { DEFINE_PROP_KIND(name_, DEVICE_PROP_BOOL, State, field, bool, desc_), \
-      .defval.b = (default_) }
+    DEFINE_PROP_DEFAULT(name_, DEVICE_PROP_BOOL, State, field, bool, b, default_, desc_)
 #define DEFINE_PROP_UINT8(name_, State, field, default_, desc_) \
-    { DEFINE_PROP_KIND(name_, DEVICE_PROP_UINT8, State, field, uint8_t, desc_), \
-      .defval.u = (default_) }
+    DEFINE_PROP_DEFAULT(name_, DEVICE_PROP_UINT8, State, field, uint8_t, u, default_, desc_)
 #define DEFINE_PROP_UINT16(name_, State, field, default_, desc_) \
-    { DEFINE_PROP_KIND(name_, DEVICE_PROP_UINT16, State, field, uint16_t, desc_), \
-      .defval.u = (default_) }
+    DEFINE_PROP_DEFAULT(name_, DEVICE_PROP_UINT16, State, field, uint16_t, u, default_, desc_)
 #define DEFINE_PROP_UINT32(name_, State, field, default_, desc_) \
-    { DEFINE_PROP_KIND(name_, DEVICE_PROP_UINT32, State, field, uint32_t, desc_), \
-      .defval.u = (default_) }
+    DEFINE_PROP_DEFAULT(name_, DEVICE_PROP_UINT32, State, field, uint32_t, u, default_, desc_)
 #define DEFINE_PROP_UINT64(name_, State, field, default_, desc_) \
-    { DEFINE_PROP_KIND(name_, DEVICE_PROP_UINT64, State, field, uint64_t, desc_), \
-      .defval.u = (default_) }
+    DEFINE_PROP_DEFAULT(name_, DEVICE_PROP_UINT64, State, field, uint64_t, u, default_, desc_)
 #define DEFINE_PROP_INT32(name_, State, field, default_, desc_) \
-    { DEFINE_PROP_KIND(name_, DEVICE_PROP_INT32, State, field, int32_t, desc_), \
-      .defval.i = (default_) }
+    DEFINE_PROP_DEFAULT(name_, DEVICE_PROP_INT32, State, field, int32_t, i, default_, desc_)
 #define DEFINE_PROP_SIZE(name_, State, field, default_, desc_) \
-    { DEFINE_PROP_KIND(name_, DEVICE_PROP_SIZE, State, field, uint64_t, desc_), \
-      .defval.u = (default_) }
+    DEFINE_PROP_DEFAULT(name_, DEVICE_PROP_SIZE, State, field, uint64_t, u, default_, desc_)
 #define DEFINE_PROP_STRING(name_, State, field, desc_) \
     { DEFINE_PROP_KIND(name_, DEVICE_PROP_STRING, State, field, char *, desc_) }
 #define DEFINE_PROP_MACADDR(name_, State, field) \
     { DEFINE_PROP_KIND(name_, DEVICE_PROP_MACADDR, State, field, MACAddr, NULL) }
 /* QEMU's addr= of every PCI device: SLOT[.FN], the first free slot if unset. */
 #define DEFINE_PROP_PCI_DEVFN(name_, State, field) \
-    { DEFINE_PROP_KIND(name_, DEVICE_PROP_PCI_DEVFN, State, field, int32_t, NULL), \
-      .defval.i = -1 }
+    DEFINE_PROP_DEFAULT(name_, DEVICE_PROP_PCI_DEVFN, State, field, int32_t, i, -1, NULL)
 #define DEFINE_PROP_LINK(name_, kind_, State, field) \
     { DEFINE_PROP_KIND(name_, kind_, State, field, DeviceLink, NULL) }
 

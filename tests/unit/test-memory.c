@@ -432,9 +432,18 @@ static void assert_decodes(AddressSpace *as, uint64_t addr, MemoryRegion *mr, ui
 
 /*
  * A BAR-like container at 0x10000 (0x1000 bytes) over RAM of lower
- * priority: two overlapping children, a nested container that reaches
- * past the outer one's end, and holes.
+ * priority, holding two overlapping children, a third added later at
+ * the same priority as one of them, a nested container whose child
+ * reaches past the nested container's end, and a child that reaches past
+ * the outer container's end. Every 16th address from 0xf000 to 0x12000
+ * must decode as the table in the test draws it.
  */
+typedef struct Drawn {
+    uint64_t start;             /* up to the next entry's start */
+    MemoryRegion *mr;           /* NULL: unassigned */
+    uint64_t base;              /* where mr's offset 0 is */
+} Drawn;
+
 static void test_container_nesting_priorities_clipping(void)
 {
     AddressSpace *as = address_space_new("t");
@@ -442,35 +451,44 @@ static void test_container_nesting_priorities_clipping(void)
     MemoryRegion ram_mr, bar, nested;
     memory_region_init_ram(&ram_mr, "ram", 0x20000, ram);
     TestDev *low = testdev_new(1, 0x100), *high = testdev_new(2, 0x200);
-    TestDev *deep = testdev_new(3, 0x1000), *tie = testdev_new(4, 0x10);
+    TestDev *tie = testdev_new(3, 0x10), *deep = testdev_new(4, 0x1000);
+    TestDev *edge = testdev_new(5, 0x100);
     memory_region_init_container(&bar, &low->dev, "bar", 0x1000);
-    memory_region_init_container(&nested, &low->dev, "nested", 0x400);
-    memory_region_add_subregion(&bar, 0x000, &low->mr, 0);
+    memory_region_init_container(&nested, &low->dev, "nested", 0x200);
+    /* The high one first: priority, not age, must make it win. */
     memory_region_add_subregion(&bar, 0x080, &high->mr, 1);
-    memory_region_add_subregion(&bar, 0xe00, &nested, 0);
+    memory_region_add_subregion(&bar, 0x000, &low->mr, 0);
+    memory_region_add_subregion(&bar, 0xa00, &nested, 0);
     memory_region_add_subregion(&nested, 0x100, &deep->mr, 0);
+    memory_region_add_subregion(&bar, 0xf80, &edge->mr, 0);
     address_space_map(as, &ram_mr, 0, -2);
     address_space_map(as, &bar, 0x10000, -1);
-
-    assert_decodes(as, 0x10000, &low->mr, 0);
-    assert_decodes(as, 0x1007f, &low->mr, 0x7f);
-    assert_decodes(as, 0x10080, &high->mr, 0);          /* priority 1 over 0 */
-    assert_decodes(as, 0x1027f, &high->mr, 0x1ff);
-    assert_decodes(as, 0x10280, NULL, 0);               /* a hole hides the RAM */
-    assert_decodes(as, 0x10dff, NULL, 0);
-    assert_decodes(as, 0x10e00, NULL, 0);               /* the nested container's hole */
-    assert_decodes(as, 0x10f00, &deep->mr, 0);          /* bar + 0xe00 + 0x100 */
-    assert_decodes(as, 0x10fff, &deep->mr, 0xff);
-    assert_decodes(as, 0x11000, &ram_mr, 0x11000);      /* clipped at the bar's end */
-    assert_decodes(as, 0xffff, &ram_mr, 0xffff);
-
     /* Equal priority: the child added later wins. */
     memory_region_add_subregion(&bar, 0x10, &tie->mr, 0);
-    assert_decodes(as, 0x10010, &tie->mr, 0);
-    assert_decodes(as, 0x10020, &low->mr, 0x20);
 
-    /* What dispatch reaches, RAM and holes included, in one access. */
-    uint8_t bytes[0x10];
+    const Drawn drawn[] = {
+        { 0x00000, &ram_mr, 0 },
+        { 0x10000, &low->mr, 0x10000 },
+        { 0x10010, &tie->mr, 0x10010 },
+        { 0x10020, &low->mr, 0x10000 },
+        { 0x10080, &high->mr, 0x10080 },
+        { 0x10280, NULL, 0 },                   /* holes hide the RAM */
+        { 0x10b00, &deep->mr, 0x10b00 },        /* nested's hole before it */
+        { 0x10c00, NULL, 0 },                   /* deep clipped by nested */
+        { 0x10f80, &edge->mr, 0x10f80 },
+        { 0x11000, &ram_mr, 0 },                /* edge clipped by bar */
+    };
+    size_t i = 0;
+    for (uint64_t addr = 0xf000; addr < 0x12000; addr += 0x10) {
+        while (i + 1 < G_N_ELEMENTS(drawn) && drawn[i + 1].start <= addr) {
+            i++;
+        }
+        assert_decodes(as, addr, drawn[i].mr, addr - drawn[i].base);
+        assert_decodes(as, addr + 0xf, drawn[i].mr, addr + 0xf - drawn[i].base);
+    }
+
+    /* What dispatch reaches, holes included, in one access. */
+    uint8_t bytes[8];
     g_assert_cmpint(address_space_read(as, 0x1027c, bytes, 8), ==, MEMTX_UNASSIGNED);
     g_assert_cmphex(bytes[4], ==, 0xff);
     g_assert_cmpuint(high->last_offset, ==, 0x1fc);
@@ -484,7 +502,9 @@ static void test_container_at_the_top(void)
 {
     AddressSpace *as = address_space_new("t");
     MemoryRegion outer, inner;
-    TestDev *below = testdev_new(1, 0x10), *wrapped = testdev_new(2, 0x10);
+    /* wrapped starts past 2^64; from its wrapped-around start, its size
+     * would cover everything. */
+    TestDev *below = testdev_new(1, 0x10), *wrapped = testdev_new(2, UINT64_MAX);
     memory_region_init_container(&outer, &below->dev, "outer", 0x100);
     memory_region_init_container(&inner, &below->dev, "inner", 0x1000);
     memory_region_add_subregion(&outer, 0xf0, &inner, 0);

@@ -720,11 +720,12 @@ static void test_dma_ram_only(void)
 
 /*
  * Guest RAM as a PC lays it out, shrunk: two RAM regions that meet at
- * 0x210000 (different host blocks), a device's MMIO at 0x220000, more RAM
- * after it at 0x221000.
+ * 0x210000, a device's MMIO at 0x220000, more RAM after it at 0x221000.
+ * The two that meet are cut from one host block in the other order, so
+ * they never continue each other in host memory.
  */
 typedef struct SGLayout {
-    uint8_t *low, *high, *after;
+    uint8_t *backing, *low, *high, *after;
     MemoryRegion low_mr, high_mr, after_mr;
     TestDev *mmio;
 } SGLayout;
@@ -738,8 +739,9 @@ static SGLayout *sg_layout_new(void)
 {
     memory_init();
     SGLayout *l = g_new0(SGLayout, 1);
-    l->low = g_malloc0(0x10000);
-    l->high = g_malloc0(0x10000);
+    l->backing = g_malloc0(0x21000);
+    l->high = l->backing;
+    l->low = l->backing + 0x11000;
     l->after = g_malloc0(0x1000);
     l->mmio = testdev_new(0x60, 0x1000);
     memory_region_init_ram(&l->low_mr, "sg-low", 0x10000, l->low);
@@ -758,8 +760,7 @@ static void sg_layout_free(SGLayout *l)
     address_space_unmap(address_space_memory, &l->high_mr);
     address_space_unmap(address_space_memory, &l->mmio->mr);
     address_space_unmap(address_space_memory, &l->after_mr);
-    g_free(l->low);
-    g_free(l->high);
+    g_free(l->backing);
     g_free(l->after);
     g_free(l);
 }

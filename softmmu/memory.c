@@ -7,6 +7,8 @@
  * DMA from I/O threads) take only the RCU read side: a lookup never waits
  * for a writer, and a handler that remaps its own BAR cannot deadlock. The
  * writer never calls synchronize_rcu, so it is safe from inside a handler.
+ * Containers are flattened when a view is built: a view holds only RAM and
+ * I/O regions, so lookup and dispatch never walk a region tree.
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -257,7 +259,9 @@ static FlatView *flatview_build(GArray *mappings)
     flatview_render(mappings, 0, UINT64_MAX, ranges);
     FlatView *view = g_malloc0(sizeof(FlatView) + ranges->len * sizeof(FlatRange));
     view->nr = ranges->len;
-    memcpy(view->ranges, ranges->data, ranges->len * sizeof(FlatRange));
+    if (view->nr) {             /* an empty GArray's data may be NULL */
+        memcpy(view->ranges, ranges->data, view->nr * sizeof(FlatRange));
+    }
     g_array_free(ranges, TRUE);
     return view;
 }

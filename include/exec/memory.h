@@ -1,10 +1,11 @@
 /*
  * The memory API: regions, address spaces and dispatch.
  *
- * A MemoryRegion is either RAM (host memory, accessed without any lock) or
- * I/O (read/write callbacks of the device that owns it). Regions are mapped
- * into an AddressSpace (the port I/O space or the physical memory space) at
- * a base address and a priority. Every change of the mapping builds a new
+ * A MemoryRegion is either RAM (host memory, accessed without any lock),
+ * I/O (read/write callbacks of the device that owns it) or a container of
+ * other regions at offsets (one BAR holding several structures). Regions
+ * are mapped into an AddressSpace (the port I/O space or the physical
+ * memory space) at a base address and a priority. Every change of the mapping builds a new
  * immutable FlatView (sorted, non-overlapping ranges) and publishes it with
  * RCU: vCPU threads look addresses up without taking any lock and never see
  * a half-built map, even while a handler of theirs reprograms a BAR.

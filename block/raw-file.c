@@ -136,16 +136,16 @@ bool block_file_open(BlockFile *file, const DriveConfig *cfg, Error **errp)
     *file = (BlockFile) { .filename = g_strdup(cfg->file), .fd = -1, .direct_fd = -1,
                           .request_align = 1, .memory_align = 1 };
     file->fd = open_image(file->filename, cfg->read_only, false);
-    if (file->fd < 0) {
+    struct stat st;
+    if (file->fd < 0 && errno != EISDIR) {
         error_setg_errno(errp, errno, "Could not open '%s'", file->filename);
         goto fail;
     }
-    struct stat st;
-    if (fstat(file->fd, &st) < 0) {
+    if (file->fd >= 0 && fstat(file->fd, &st) < 0) {
         error_setg_errno(errp, errno, "Could not stat '%s'", file->filename);
         goto fail;
     }
-    if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode)) {
+    if (file->fd < 0 || (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))) {
         error_setg(errp, "Could not open '%s': not a regular file or a block device",
                    file->filename);
         goto fail;

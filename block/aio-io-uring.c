@@ -37,6 +37,7 @@ static void io_uring_submit_waiting(IoUringEngine *e)
             io_uring_prep_writev(sqe, req->fd, iov, niov, req->offset + req->done);
         }
         io_uring_sqe_set_data(sqe, req);
+        block_request_to_kernel(req);
     }
     int ret;
     while ((ret = io_uring_submit(&e->ring)) == -EINTR) {
@@ -77,6 +78,7 @@ static void io_uring_completed(EventNotifier *notifier)
         }
         io_uring_cq_advance(&e->ring, reaped);
         for (unsigned i = 0; i < reaped; i++) {
+            block_request_from_kernel(reqs[i]);
             block_request_transferred(reqs[i], results[i]);
         }
     } while (reaped);

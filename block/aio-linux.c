@@ -43,6 +43,7 @@ static LinuxAioRequest *linux_aio_prepare(LinuxAioEngine *e, BlockRequest *req)
     }
     io_set_eventfd(&lr->iocb, e->completed.fd);
     lr->req = req;
+    block_request_to_kernel(lr);
     return lr;
 }
 
@@ -101,6 +102,9 @@ static void linux_aio_completed(EventNotifier *notifier)
     event_notifier_test_and_clear(notifier);
     do {
         n = io_getevents(e->ioctx, 0, G_N_ELEMENTS(events), events, &no_wait);
+        if (n == -EINTR) {
+            continue;
+        }
         if (n <= 0) {
             break;
         }
@@ -109,6 +113,7 @@ static void linux_aio_completed(EventNotifier *notifier)
         pthread_mutex_unlock(&e->lock);
         for (int i = 0; i < n; i++) {
             LinuxAioRequest *lr = (LinuxAioRequest *)events[i].obj;
+            block_request_from_kernel(lr);
             BlockRequest *req = lr->req;
             g_free(lr);
             /* res is a byte count or a negative errno in an unsigned long. */

@@ -118,6 +118,11 @@ static BlockAioEngine *engine_for(BlockBackend *blk, const BlockRequest *req)
 /* Hand reqs to their engines, a batch per engine. */
 static void dispatch(BlockBackend *blk, BlockRequest **reqs, unsigned n)
 {
+    if (n == 1) {               /* the common case, without allocations */
+        BlockAioEngine *engine = engine_for(blk, reqs[0]);
+        engine->ops->submit(engine, reqs, 1);
+        return;
+    }
     BlockRequest **to_engine = g_new(BlockRequest *, n);
     BlockRequest **to_pool = g_new(BlockRequest *, n);
     unsigned engine_n = 0, pool_n = 0;

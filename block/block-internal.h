@@ -67,6 +67,21 @@ struct BlockAioEngine {
     const BlockAioEngineOps *ops;
 };
 
+/*
+ * A request handed to the kernel (io_submit, an io_uring SQE) comes back
+ * on the context's thread; ThreadSanitizer cannot see the order the
+ * kernel gives, so the engines announce it.
+ */
+#if defined(__SANITIZE_THREAD__)
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+#define block_request_to_kernel(req) __tsan_release(req)
+#define block_request_from_kernel(req) __tsan_acquire(req)
+#else
+#define block_request_to_kernel(req) do { } while (0)
+#define block_request_from_kernel(req) do { } while (0)
+#endif
+
 extern const BlockAioEngineOps block_aio_threads_ops;
 extern const BlockAioEngineOps block_aio_linux_ops;
 extern const BlockAioEngineOps block_aio_io_uring_ops;

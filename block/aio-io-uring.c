@@ -30,12 +30,9 @@ static void io_uring_submit_waiting(IoUringEngine *e)
         BlockRequest *req = g_queue_pop_head(&e->waiting);
         struct iovec *iov;
         int niov;
-        block_request_iov_remaining(req, &iov, &niov);
-        if (req->op == BLOCK_OP_READ) {
-            io_uring_prep_readv(sqe, req->fd, iov, niov, req->offset + req->done);
-        } else {
-            io_uring_prep_writev(sqe, req->fd, iov, niov, req->offset + req->done);
-        }
+        uint64_t offset = block_request_remaining(req, &iov, &niov);
+        (req->op == BLOCK_OP_READ ? io_uring_prep_readv : io_uring_prep_writev)(
+            sqe, req->fd, iov, niov, offset);
         io_uring_sqe_set_data(sqe, req);
         block_request_to_kernel(req);
     }

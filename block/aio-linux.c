@@ -35,12 +35,9 @@ static LinuxAioRequest *linux_aio_prepare(LinuxAioEngine *e, BlockRequest *req)
     LinuxAioRequest *lr = g_new0(LinuxAioRequest, 1);
     struct iovec *iov;
     int niov;
-    block_request_iov_remaining(req, &iov, &niov);
-    if (req->op == BLOCK_OP_READ) {
-        io_prep_preadv(&lr->iocb, req->fd, iov, niov, req->offset + req->done);
-    } else {
-        io_prep_pwritev(&lr->iocb, req->fd, iov, niov, req->offset + req->done);
-    }
+    uint64_t offset = block_request_remaining(req, &iov, &niov);
+    (req->op == BLOCK_OP_READ ? io_prep_preadv : io_prep_pwritev)(&lr->iocb, req->fd, iov,
+                                                                    niov, offset);
     io_set_eventfd(&lr->iocb, e->completed.fd);
     lr->req = req;
     block_request_to_kernel(lr);

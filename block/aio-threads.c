@@ -23,8 +23,7 @@ static int transfer_remaining(BlockRequest *req)
 {
     struct iovec *iov;
     int niov;
-    block_request_iov_remaining(req, &iov, &niov);
-    off_t offset = req->offset + req->done;
+    off_t offset = block_request_remaining(req, &iov, &niov);
     ssize_t n;
     do {
         n = req->op == BLOCK_OP_READ ? preadv(req->fd, iov, niov, offset)

@@ -375,12 +375,12 @@ void blk_aio_pwrite_zeroes(BlockBackend *blk, uint64_t offset, uint64_t bytes,
 
 /* ---- results from the engines ---- */
 
-void block_request_iov_remaining(BlockRequest *req, struct iovec **iov, int *niov)
+uint64_t block_request_remaining(BlockRequest *req, struct iovec **iov, int *niov)
 {
     if (req->done == 0) {
         *iov = req->iov;
         *niov = req->niov;
-        return;
+        return req->offset;
     }
     uint64_t skip = req->done;
     int first = 0;
@@ -394,13 +394,14 @@ void block_request_iov_remaining(BlockRequest *req, struct iovec **iov, int *nio
     req->rest_iov[0].iov_len -= skip;
     *iov = req->rest_iov;
     *niov = req->niov - first;
+    return req->offset + req->done;
 }
 
 static void zero_remaining(BlockRequest *req)
 {
     struct iovec *iov;
     int niov;
-    block_request_iov_remaining(req, &iov, &niov);
+    block_request_remaining(req, &iov, &niov);
     for (int i = 0; i < niov; i++) {
         memset(iov[i].iov_base, 0, iov[i].iov_len);
     }

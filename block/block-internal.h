@@ -56,7 +56,7 @@ typedef struct BlockAioEngineOps {
     /* On ctx's thread (or before it runs). */
     BlockAioEngine *(*create)(GMainContext *ctx, Error **errp);
     /* Any thread, never waits for the host's disk. Reads and writes only
-     * (of block_request_iov_remaining), except the threads engine which
+     * (of block_request_remaining), except the threads engine which
      * takes every op. */
     void (*submit)(BlockAioEngine *engine, BlockRequest **reqs, unsigned n);
     /* On ctx's thread, with nothing in flight. */
@@ -91,8 +91,8 @@ const BlockFile *blk_file(const BlockBackend *blk);
 /* Complete req with ret on its drive's context, without reaching the host
  * (an engine's submission failure). Any thread. */
 void block_request_fail(BlockRequest *req, int ret);
-/* The part of req's transfer that is still to do. */
-void block_request_iov_remaining(BlockRequest *req, struct iovec **iov, int *niov);
+/* The part of req's transfer that is still to do; returns its file offset. */
+uint64_t block_request_remaining(BlockRequest *req, struct iovec **iov, int *niov);
 /* An engine's report (on the completion context's thread). */
 void block_request_transferred(BlockRequest *req, int64_t result);
 

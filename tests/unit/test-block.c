@@ -130,14 +130,44 @@ static const EngineCase engine_cases[] = {
 
 static char *test_dir;
 
+/* A fresh image of IMAGE_SIZE bytes, opened as ec says. */
+static BlockBackend *open_new_image(const EngineCase *ec, const char *name, char **path)
+{
+    *path = make_image(test_dir, name, IMAGE_SIZE);
+    DriveConfig cfg = drive_for(*path, ec->cache, ec->aio);
+    return open_ok(&cfg);
+}
+
+static void close_image(BlockBackend *blk, char *path)
+{
+    blk_unref(blk);
+    g_unlink(path);
+    g_free(path);
+}
+
+/* n 4 KiB requests (writes from buf, or reads into it) at offsets 0, 4096...,
+ * each completing into c[i] and counted in *count. */
+static void submit_pages(BlockBackend *blk, bool write, uint8_t *buf, Completion *c, int n,
+                         unsigned *count, GMainContext *expected_ctx)
+{
+    for (int i = 0; i < n; i++) {
+        c[i] = (Completion) { .expected_ctx = expected_ctx, .counter = count };
+        struct iovec iov = { buf + i * 4096, 4096 };
+        if (write) {
+            blk_aio_pwritev(blk, i * 4096, &iov, 1, 0, completion_cb, &c[i]);
+        } else {
+            blk_aio_preadv(blk, i * 4096, &iov, 1, completion_cb, &c[i]);
+        }
+    }
+}
+
 /* Scatter-gather writes and reads at several offsets, checked against the
  * file itself; then flush, discard and write-zeroes. */
 static void test_round_trip(gconstpointer data)
 {
     const EngineCase *ec = data;
-    g_autofree char *path = make_image(test_dir, "rt.img", IMAGE_SIZE);
-    DriveConfig cfg = drive_for(path, ec->cache, ec->aio);
-    BlockBackend *blk = open_ok(&cfg);
+    char *path;
+    BlockBackend *blk = open_new_image(ec, "rt.img", &path);
     g_assert_cmpuint(blk_getlength(blk), ==, IMAGE_SIZE);
     g_assert_cmpint(blk_enable_write_cache(blk), ==, drive_cache_flags(ec->cache).writeback);
 
@@ -183,11 +213,10 @@ static void test_round_trip(gconstpointer data)
     g_assert_cmpmem(file, 4096, out + 16384, 4096);   /* and no further */
 
     g_assert_cmpuint(blk_in_flight(blk), ==, 0);
-    blk_unref(blk);
+    close_image(blk, path);
     free(out);
     free(in);
     g_free(file);
-    g_unlink(path);
 }
 
 /* Guest buffers at odd addresses and of odd lengths, on an O_DIRECT image:
@@ -195,9 +224,8 @@ static void test_round_trip(gconstpointer data)
 static void test_direct_unaligned(gconstpointer data)
 {
     const EngineCase *ec = data;
-    g_autofree char *path = make_image(test_dir, "direct.img", IMAGE_SIZE);
-    DriveConfig cfg = drive_for(path, DRIVE_CACHE_NONE, ec->aio);
-    BlockBackend *blk = open_ok(&cfg);
+    char *path;
+    BlockBackend *blk = open_new_image(ec, "direct.img", &path);
 
     uint8_t *out = g_malloc(8192 + 3), *in = g_malloc(8192 + 5), *file = g_malloc(8192);
     fill_pattern(out + 1, 8192, 7);
@@ -216,11 +244,10 @@ static void test_direct_unaligned(gconstpointer data)
     read_file(path, 512, file, 512);
     g_assert_cmpmem(file, 512, out + 1, 512);
 
-    blk_unref(blk);
+    close_image(blk, path);
     g_free(out);
     g_free(in);
     g_free(file);
-    g_unlink(path);
 }
 
 /* ---- contexts, drain, plug ---- */
@@ -230,9 +257,8 @@ static void test_direct_unaligned(gconstpointer data)
 static void test_completion_on_iothread(gconstpointer data)
 {
     const EngineCase *ec = data;
-    g_autofree char *path = make_image(test_dir, "ctx.img", IMAGE_SIZE);
-    DriveConfig cfg = drive_for(path, ec->cache, ec->aio);
-    BlockBackend *blk = open_ok(&cfg);
+    char *path;
+    BlockBackend *blk = open_new_image(ec, "ctx.img", &path);
     Error *err = NULL;
     IOThread *iothread = iothread_new("blk-test", &err);
     g_assert_nonnull(iothread);
@@ -241,13 +267,9 @@ static void test_completion_on_iothread(gconstpointer data)
     enum { N = 16 };
     uint8_t *buf = aligned_alloc(4096, N * 4096);
     fill_pattern(buf, N * 4096, 3);
-    Completion c[N] = { 0 };
+    Completion c[N];
     unsigned count = 0;
-    for (int i = 0; i < N; i++) {
-        c[i] = (Completion) { .expected_ctx = iothread_context(iothread), .counter = &count };
-        struct iovec iov = { buf + i * 4096, 4096 };
-        blk_aio_pwritev(blk, i * 4096, &iov, 1, 0, completion_cb, &c[i]);
-    }
+    submit_pages(blk, true, buf, c, N, &count, iothread_context(iothread));
     blk_drain(blk);
     g_assert_cmpuint(__atomic_load_n(&count, __ATOMIC_SEQ_CST), ==, N);
     g_assert_cmpuint(blk_in_flight(blk), ==, 0);
@@ -265,10 +287,9 @@ static void test_completion_on_iothread(gconstpointer data)
     g_assert_cmpint(refused.ret, ==, -EIO);
     g_assert_true(refused.on_expected_ctx);
 
-    blk_unref(blk);
+    close_image(blk, path);
     iothread_free(iothread);
     free(buf);
-    g_unlink(path);
 }
 
 /* A drain on the main loop's context returns only when every callback
@@ -276,19 +297,14 @@ static void test_completion_on_iothread(gconstpointer data)
 static void test_drain_waits(gconstpointer data)
 {
     const EngineCase *ec = data;
-    g_autofree char *path = make_image(test_dir, "drain.img", IMAGE_SIZE);
-    DriveConfig cfg = drive_for(path, ec->cache, ec->aio);
-    BlockBackend *blk = open_ok(&cfg);
+    char *path;
+    BlockBackend *blk = open_new_image(ec, "drain.img", &path);
 
     enum { N = 32 };
     uint8_t *buf = aligned_alloc(4096, N * 4096);
-    Completion c[N] = { 0 };
+    Completion c[N];
     unsigned count = 0;
-    for (int i = 0; i < N; i++) {
-        c[i].counter = &count;
-        struct iovec iov = { buf + i * 4096, 4096 };
-        blk_aio_preadv(blk, i * 4096, &iov, 1, completion_cb, &c[i]);
-    }
+    submit_pages(blk, false, buf, c, N, &count, NULL);
     Completion refused = { .counter = &count };
     struct iovec iov = { buf, 4096 };
     blk_aio_pwritev(blk, IMAGE_SIZE - 512, &iov, 1, 0, completion_cb, &refused);
@@ -298,31 +314,25 @@ static void test_drain_waits(gconstpointer data)
     g_assert_cmpuint(count, ==, N + 1);
     g_assert_cmpint(refused.ret, ==, -EIO);
     g_assert_cmpuint(blk_in_flight(blk), ==, 0);
-    blk_unref(blk);
+    close_image(blk, path);
     free(buf);
-    g_unlink(path);
 }
 
 /* Plugged requests wait for the unplug, then all complete. */
 static void test_plug_batches(gconstpointer data)
 {
     const EngineCase *ec = data;
-    g_autofree char *path = make_image(test_dir, "plug.img", IMAGE_SIZE);
-    DriveConfig cfg = drive_for(path, ec->cache, ec->aio);
-    BlockBackend *blk = open_ok(&cfg);
+    char *path;
+    BlockBackend *blk = open_new_image(ec, "plug.img", &path);
 
     enum { N = 8 };
     uint8_t *buf = aligned_alloc(4096, N * 4096), *file = g_malloc(N * 4096);
     fill_pattern(buf, N * 4096, 11);
-    Completion c[N] = { 0 };
+    Completion c[N];
     unsigned count = 0;
     blk_io_plug(blk);
     blk_io_plug(blk);               /* plugs nest */
-    for (int i = 0; i < N; i++) {
-        c[i].counter = &count;
-        struct iovec iov = { buf + i * 4096, 4096 };
-        blk_aio_pwritev(blk, i * 4096, &iov, 1, 0, completion_cb, &c[i]);
-    }
+    submit_pages(blk, true, buf, c, N, &count, NULL);
     blk_io_unplug(blk);
     for (int i = 0; i < 20; i++) {
         g_main_context_iteration(main_loop_context(), FALSE);
@@ -335,10 +345,9 @@ static void test_plug_batches(gconstpointer data)
     g_assert_cmpuint(count, ==, N);
     read_file(path, 0, file, N * 4096);
     g_assert_cmpmem(file, N * 4096, buf, N * 4096);
-    blk_unref(blk);
+    close_image(blk, path);
     free(buf);
     g_free(file);
-    g_unlink(path);
 }
 
 /* ---- errors ---- */

@@ -529,6 +529,76 @@ static void test_probed_raw(void)
     g_unlink(path);
 }
 
+/* ---- host block devices ---- */
+
+/* A loop device over a file in test_dir with the given logical sector
+ * size, or NULL (and the test skipped) where losetup cannot make one. */
+static char *loop_device_new(const char *backing, unsigned sector_size)
+{
+    g_autofree char *size_arg = g_strdup_printf("%u", sector_size);
+    const char *argv[] = { "losetup", "-f", "--show", "-b", size_arg, backing, NULL };
+    g_autofree char *out = NULL, *err = NULL;
+    int status;
+    if (!g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, &out, &err,
+                      &status, NULL) || !g_spawn_check_wait_status(status, NULL)) {
+        g_autofree char *reason = g_strdup_printf("no loop device (root only): %s",
+                                                  err ? g_strstrip(err) : "no losetup");
+        g_test_skip(reason);
+        return NULL;
+    }
+    return g_strdup(g_strstrip(out));
+}
+
+static void loop_device_free(char *device)
+{
+    const char *argv[] = { "losetup", "-d", device, NULL };
+    g_assert_true(g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL,
+                               NULL, NULL, NULL, NULL));
+    g_free(device);
+}
+
+/* A host block device: its size, and sectors written through it are in
+ * the file behind it. With 4 KiB logical sectors, 512-byte requests on
+ * O_DIRECT take the buffered way and stay coherent with direct ones. */
+static void test_host_device(gconstpointer data)
+{
+    const EngineCase *ec = data;
+    const unsigned sector_sizes[] = { 512, 4096 };
+    for (size_t k = 0; k < G_N_ELEMENTS(sector_sizes); k++) {
+        g_autofree char *backing = make_image(test_dir, "loop.img", 4 * IMAGE_SIZE);
+        char *device = loop_device_new(backing, sector_sizes[k]);
+        if (!device) {
+            g_unlink(backing);
+            return;
+        }
+        DriveConfig cfg = drive_for(device, ec->cache, ec->aio);
+        BlockBackend *blk = open_ok(&cfg);
+        g_assert_cmpuint(blk_getlength(blk), ==, 4 * IMAGE_SIZE);
+
+        uint8_t *out = aligned_alloc(4096, 8192), *in = aligned_alloc(4096, 8192);
+        uint8_t file[8192];
+        fill_pattern(out, 8192, 21 + k);
+        struct iovec whole = { out, 8192 };
+        g_assert_cmpint(blk_write_sync(blk, 8192, &whole, 1), ==, 0);
+        struct iovec sector = { out, 512 };
+        g_assert_cmpint(blk_write_sync(blk, 8192 + 512, &sector, 1), ==, 0);
+        struct iovec back = { in, 8192 };
+        g_assert_cmpint(blk_read_sync(blk, 8192, &back, 1), ==, 0);
+        memcpy(out + 512, out, 512);        /* what the second write changed */
+        g_assert_cmpmem(in, 8192, out, 8192);
+        Completion flush = { 0 };
+        blk_aio_flush(blk, completion_cb, &flush);
+        g_assert_cmpint(wait_for(&flush), ==, 0);
+        blk_unref(blk);
+        loop_device_free(device);
+        read_file(backing, 8192, file, sizeof(file));
+        g_assert_cmpmem(file, sizeof(file), out, 8192);
+        free(out);
+        free(in);
+        g_unlink(backing);
+    }
+}
+
 /* ---- locking ---- */
 
 static void test_lock_between_openers(void)
@@ -649,6 +719,12 @@ int main(int argc, char **argv)
                          test_unaligned_size);
     g_test_add_data_func("/block/size-not-512-multiple/io_uring", &engine_cases[7],
                          test_unaligned_size);
+    g_test_add_data_func("/block/host-device/threads-none", &engine_cases[1],
+                         test_host_device);
+    g_test_add_data_func("/block/host-device/native-none", &engine_cases[4],
+                         test_host_device);
+    g_test_add_data_func("/block/host-device/io_uring-writeback", &engine_cases[6],
+                         test_host_device);
     g_test_add_func("/block/request-errors", test_request_errors);
     g_test_add_func("/block/open-errors", test_open_errors);
     g_test_add_func("/block/open-unreadable", test_open_unreadable);

@@ -547,10 +547,20 @@ BlockBackend *blk_new_open(const DriveConfig *cfg, Error **errp)
     return blk;
 }
 
+/* Own the context to run it ourselves: always on its own thread; the main
+ * loop's also when nobody runs it (tests, exit). An I/O thread's context
+ * is never run elsewhere: its completions belong on that thread. */
+static bool acquire_context_here(BlockBackend *blk)
+{
+    if (blk->iothread && !g_main_context_is_owner(blk->ctx)) {
+        return false;
+    }
+    return g_main_context_acquire(blk->ctx);
+}
+
 void blk_drain(BlockBackend *blk)
 {
-    if (g_main_context_acquire(blk->ctx)) {
-        /* Nobody else runs the context (or we are its thread): run it. */
+    if (acquire_context_here(blk)) {
         while (atomic_load(&blk->in_flight)) {
             g_main_context_iteration(blk->ctx, TRUE);
         }

@@ -51,6 +51,14 @@ static int wait_for(Completion *c)
     return c->ret;
 }
 
+/* A buffer fit for O_DIRECT (free() it). */
+static void *page_aligned(size_t size)
+{
+    void *buf = NULL;
+    g_assert_cmpint(posix_memalign(&buf, 4096, size), ==, 0);
+    return buf;
+}
+
 static char *make_image(const char *dir, const char *name, size_t size)
 {
     char *path = g_build_filename(dir, name, NULL);
@@ -172,7 +180,7 @@ static void test_round_trip(gconstpointer data)
     g_assert_cmpint(blk_enable_write_cache(blk), ==, drive_cache_flags(ec->cache).writeback);
 
     const size_t len = 64 * 1024;
-    uint8_t *out = aligned_alloc(4096, len), *in = aligned_alloc(4096, len);
+    uint8_t *out = page_aligned(len), *in = page_aligned(len);
     uint8_t *file = g_malloc(len);
     static const uint64_t offsets[] = { 0, 4096, 512 * 1000, IMAGE_SIZE - 64 * 1024 };
     for (size_t k = 0; k < G_N_ELEMENTS(offsets); k++) {
@@ -265,7 +273,7 @@ static void test_completion_on_iothread(gconstpointer data)
     g_assert_true(blk_attach(blk, iothread, &err));
 
     enum { N = 16 };
-    uint8_t *buf = aligned_alloc(4096, N * 4096);
+    uint8_t *buf = page_aligned(N * 4096);
     fill_pattern(buf, N * 4096, 3);
     Completion c[N];
     unsigned count = 0;
@@ -301,7 +309,7 @@ static void test_drain_waits(gconstpointer data)
     BlockBackend *blk = open_new_image(ec, "drain.img", &path);
 
     enum { N = 32 };
-    uint8_t *buf = aligned_alloc(4096, N * 4096);
+    uint8_t *buf = page_aligned(N * 4096);
     Completion c[N];
     unsigned count = 0;
     submit_pages(blk, false, buf, c, N, &count, NULL);
@@ -326,7 +334,7 @@ static void test_plug_batches(gconstpointer data)
     BlockBackend *blk = open_new_image(ec, "plug.img", &path);
 
     enum { N = 8 };
-    uint8_t *buf = aligned_alloc(4096, N * 4096), *file = g_malloc(N * 4096);
+    uint8_t *buf = page_aligned(N * 4096), *file = g_malloc(N * 4096);
     fill_pattern(buf, N * 4096, 11);
     Completion c[N];
     unsigned count = 0;
@@ -392,7 +400,7 @@ static void test_enospc(gconstpointer data)
         error_free(err);
     } else {
         const size_t len = 512 * 1024;
-        uint8_t *buf = aligned_alloc(4096, len);
+        uint8_t *buf = page_aligned(len);
         fill_pattern(buf, len, 5);
         struct iovec iov = { buf, len };
         g_assert_cmpint(blk_write_sync(blk, 0, &iov, 1), ==, -ENOSPC);
@@ -421,7 +429,7 @@ static void test_unaligned_size(gconstpointer data)
     BlockBackend *blk = open_ok(&cfg);
     g_assert_cmpuint(blk_getlength(blk), ==, 1024);
 
-    uint8_t *sector = aligned_alloc(4096, 4096);
+    uint8_t *sector = page_aligned(4096);
     memset(sector, 0xaa, 512);
     struct iovec iov = { sector, 512 };
     g_assert_cmpint(blk_read_sync(blk, 512, &iov, 1), ==, 0);
@@ -575,26 +583,32 @@ static void test_host_device(gconstpointer data)
         BlockBackend *blk = open_ok(&cfg);
         g_assert_cmpuint(blk_getlength(blk), ==, 4 * IMAGE_SIZE);
 
-        uint8_t *out = aligned_alloc(4096, 8192), *in = aligned_alloc(4096, 8192);
-        uint8_t file[8192];
+        uint8_t *out = page_aligned(8192), *in = page_aligned(8192);
+        uint8_t *patch = page_aligned(512), file[8192];
         fill_pattern(out, 8192, 21 + k);
+        fill_pattern(patch, 512, 31 + k);
         struct iovec whole = { out, 8192 };
         g_assert_cmpint(blk_write_sync(blk, 8192, &whole, 1), ==, 0);
-        struct iovec sector = { out, 512 };
+        struct iovec sector = { patch, 512 };
         g_assert_cmpint(blk_write_sync(blk, 8192 + 512, &sector, 1), ==, 0);
         struct iovec back = { in, 8192 };
         g_assert_cmpint(blk_read_sync(blk, 8192, &back, 1), ==, 0);
-        memcpy(out + 512, out, 512);        /* what the second write changed */
-        g_assert_cmpmem(in, 8192, out, 8192);
         Completion flush = { 0 };
         blk_aio_flush(blk, completion_cb, &flush);
         g_assert_cmpint(wait_for(&flush), ==, 0);
         blk_unref(blk);
         loop_device_free(device);
         read_file(backing, 8192, file, sizeof(file));
-        g_assert_cmpmem(file, sizeof(file), out, 8192);
+        /* The 4 KiB block with the patched sector, as the drive and the file see it. */
+        const uint8_t *seen[] = { in, file };
+        for (size_t i = 0; i < G_N_ELEMENTS(seen); i++) {
+            g_assert_cmpmem(seen[i], 512, out, 512);
+            g_assert_cmpmem(seen[i] + 512, 512, patch, 512);
+            g_assert_cmpmem(seen[i] + 1024, 8192 - 1024, out + 1024, 8192 - 1024);
+        }
         free(out);
         free(in);
+        free(patch);
         g_unlink(backing);
     }
 }

@@ -127,7 +127,6 @@ static void io_uring_engine_destroy(BlockAioEngine *engine)
 }
 
 const BlockAioEngineOps block_aio_io_uring_ops = {
-    .name = "io_uring",
     .create = io_uring_engine_create,
     .submit = io_uring_engine_submit,
     .destroy = io_uring_engine_destroy,

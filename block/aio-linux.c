@@ -155,7 +155,6 @@ static void linux_aio_destroy(BlockAioEngine *engine)
 }
 
 const BlockAioEngineOps block_aio_linux_ops = {
-    .name = "native",
     .create = linux_aio_create,
     .submit = linux_aio_submit,
     .destroy = linux_aio_destroy,

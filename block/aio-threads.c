@@ -84,7 +84,6 @@ static void threads_destroy(BlockAioEngine *engine)
 }
 
 const BlockAioEngineOps block_aio_threads_ops = {
-    .name = "threads",
     .create = threads_create,
     .submit = threads_submit,
     .destroy = threads_destroy,

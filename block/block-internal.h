@@ -52,7 +52,6 @@ typedef struct BlockRequest {
 typedef struct BlockAioEngine BlockAioEngine;
 typedef struct BlockFile BlockFile;
 typedef struct BlockAioEngineOps {
-    const char *name;
     /* On ctx's thread (or before it runs). */
     BlockAioEngine *(*create)(GMainContext *ctx, Error **errp);
     /* Any thread, never waits for the host's disk. Reads and writes only

@@ -20,6 +20,9 @@
  *
  * Offsets and lengths are in bytes; the block layer deals with the host's
  * alignment (O_DIRECT bounce buffers), short transfers and EINTR/EAGAIN.
+ * Errors: -EIO past the end, -EROFS on a read-only drive, -EINVAL for a
+ * request over 1 GiB, -EPERM for a write that would give a probed raw
+ * image another format's header; the host's errors as they come.
  * The iovec array is copied at submission; the memory it points to (guest
  * RAM) must stay valid until the callback.
  */

@@ -34,6 +34,13 @@ L2_TOOLS=(pciutils)
 mapfile -t closure < <(kit_closure "${L1_TOOLS[@]}" "${L2_TOOLS[@]}")
 KIT_PACKAGES=("$kernel_pkg" busybox-static "${closure[@]}")
 
+# One builder at a time per kit: the bench starts several L1 hosts at once,
+# and each asks for the kit; the first builds it, the others wait and find
+# it up to date.
+mkdir -p "$(dirname "$KIT_DIR")"
+exec 9> "$KIT_DIR.lock"
+flock 9
+
 guest_tests=$here/../tests/guest
 stamp=$(kit_stamp "$0" "$here/lib/kit.sh" "$here/guest/init-l2" "$here/guest/init-l1" \
         "$guest_tests"/*.c "$here/../include/hw/misc/pdl-testdev-regs.h")

@@ -370,7 +370,8 @@ static void pool_device_reset(QEMUDevice *dev)
 static void test_reset_drains_in_flight_work(void)
 {
     Error *err = NULL;
-    PoolDevice d = { .dev.reset = pool_device_reset, .dev.drain = pool_device_drain };
+    /* Static: a device stays in the device list for the program's life. */
+    static PoolDevice d = { .dev.reset = pool_device_reset, .dev.drain = pool_device_drain };
     device_init(&d.dev, "pool-device", "pooldev");
     d.iothread = iothread_new("drain-test", &err);
     g_assert_nonnull(d.iothread);

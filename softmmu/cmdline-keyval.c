@@ -84,44 +84,55 @@ bool keyval_wants_help(GPtrArray *items)
     return false;
 }
 
-bool keyval_item_bool(const KeyvalItem *item, bool *value, Error **errp)
+bool parse_bool(const char *text, bool *value)
 {
     static const char *const true_words[] = { "on", "yes", "true", "y", NULL };
     static const char *const false_words[] = { "off", "no", "false", "n", NULL };
 
-    if (!item->value || g_strv_contains(true_words, item->value)) {
+    if (g_strv_contains(true_words, text)) {
         *value = true;
         return true;
     }
-    if (g_strv_contains(false_words, item->value)) {
+    if (g_strv_contains(false_words, text)) {
         *value = false;
         return true;
     }
-    error_setg(errp, "parameter '%s' expects on or off, not '%s'", item->key, item->value);
     return false;
 }
 
-static bool all_digits(const char *str, gboolean (*is_digit)(gchar))
+bool keyval_item_bool(const KeyvalItem *item, bool *value, Error **errp)
 {
-    if (!*str) {
-        return false;
+    if (!item->value) {
+        *value = true;
+        return true;
     }
-    for (const char *p = str; *p; p++) {
-        if (!is_digit(*p)) {
-            return false;
-        }
+    if (!parse_bool(item->value, value)) {
+        error_setg(errp, "parameter '%s' expects on or off, not '%s'", item->key, item->value);
+        return false;
     }
     return true;
 }
 
-static gboolean is_decimal_digit(gchar c)
+bool parse_uint(const char *text, uint64_t max, uint64_t *value)
 {
-    return g_ascii_isdigit(c);
-}
-
-static gboolean is_hex_digit(gchar c)
-{
-    return g_ascii_isxdigit(c);
+    const char *digits = text;
+    unsigned base = 10;
+    if (g_str_has_prefix(digits, "0x") || g_str_has_prefix(digits, "0X")) {
+        digits += 2;
+        base = 16;
+    }
+    /* g_ascii_string_to_unsigned would also take a sign; QEMU does not.
+     * It insists on consuming the whole string, so checking the first
+     * character is enough. */
+    if (!(base == 16 ? g_ascii_isxdigit(digits[0]) : g_ascii_isdigit(digits[0]))) {
+        return false;
+    }
+    guint64 number;
+    if (!g_ascii_string_to_unsigned(digits, base, 0, max, &number, NULL)) {
+        return false;
+    }
+    *value = number;
+    return true;
 }
 
 bool keyval_item_uint(const KeyvalItem *item, uint64_t min, uint64_t max,
@@ -131,19 +142,12 @@ bool keyval_item_uint(const KeyvalItem *item, uint64_t min, uint64_t max,
         error_setg(errp, "parameter '%s' needs a value", item->key);
         return false;
     }
-    const char *digits = item->value;
-    unsigned base = 10;
-    if (g_str_has_prefix(digits, "0x") || g_str_has_prefix(digits, "0X")) {
-        digits += 2;
-        base = 16;
-    }
-    /* g_ascii_string_to_unsigned would also take a sign; QEMU does not. */
-    if (!all_digits(digits, base == 16 ? is_hex_digit : is_decimal_digit)) {
+    uint64_t number;
+    if (!parse_uint(item->value, UINT64_MAX, &number)) {
         error_setg(errp, "parameter '%s' expects a number, not '%s'", item->key, item->value);
         return false;
     }
-    guint64 number;
-    if (!g_ascii_string_to_unsigned(digits, base, min, max, &number, NULL)) {
+    if (number < min || number > max) {
         error_setg(errp, "parameter '%s' must be between %" G_GUINT64_FORMAT
                    " and %" G_GUINT64_FORMAT ", not %s", item->key,
                    (guint64)min, (guint64)max, item->value);
@@ -193,5 +197,18 @@ bool parse_size(const char *str, uint64_t default_unit, uint64_t *bytes)
         return false;
     }
     *bytes = number * unit;
+    return true;
+}
+
+bool keyval_id_is_valid(const char *id)
+{
+    if (!g_ascii_isalpha(id[0])) {
+        return false;
+    }
+    for (const char *p = id + 1; *p; p++) {
+        if (!g_ascii_isalnum(*p) && !strchr("-._", *p)) {
+            return false;
+        }
+    }
     return true;
 }

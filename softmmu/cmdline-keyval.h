@@ -1,6 +1,7 @@
 /*
  * QEMU's option strings ("pc,accel=kvm,device-lock=off") and the value types
- * found in them. Private to softmmu/cmdline.c.
+ * found in them. Private to softmmu/: the command line and the device
+ * property parser (softmmu/qdev-properties.c).
  *
  * Syntax, as QEMU documents it: items are separated by ','; a literal comma
  * inside an item is written ",,"; an item is "key=value" or a bare word; the
@@ -32,11 +33,20 @@ bool keyval_is_help(const char *str);
 /* True if some item is a bare "help" (or "?"): "-device isa-serial,help". */
 bool keyval_wants_help(GPtrArray *items);
 
-/* on/yes/true/y or off/no/false/n; a bare key (value NULL) means on. */
+/* on/yes/true/y or off/no/false/n. */
+bool parse_bool(const char *text, bool *value);
+/* A decimal or 0x-prefixed hexadecimal integer of at most max, no sign. */
+bool parse_uint(const char *text, uint64_t max, uint64_t *value);
+
+/* parse_bool; a bare key (value NULL) means on. */
 bool keyval_item_bool(const KeyvalItem *item, bool *value, Error **errp);
 /* A decimal or 0x-prefixed hexadecimal integer in [min, max]. */
 bool keyval_item_uint(const KeyvalItem *item, uint64_t min, uint64_t max,
                       uint64_t *value, Error **errp);
+
+/* QEMU's rule for the ids of objects and devices: a letter, then letters,
+ * digits, '-', '.' and '_'. */
+bool keyval_id_is_valid(const char *id);
 
 /*
  * A size: digits with an optional k/K, m/M, g/G or t/T suffix in binary

@@ -2,20 +2,6 @@
 #include <string.h>
 #include "cmdline-object.h"
 
-/* QEMU's rule for object ids: a letter, then letters, digits, '-', '.', '_'. */
-static bool object_id_is_valid(const char *id)
-{
-    if (!g_ascii_isalpha(id[0])) {
-        return false;
-    }
-    for (const char *p = id + 1; *p; p++) {
-        if (!g_ascii_isalnum(*p) && !strchr("-._", *p)) {
-            return false;
-        }
-    }
-    return true;
-}
-
 ObjectParseResult object_config_parse(MachineConfig *cfg, GPtrArray *items, FILE *out,
                                       Error **errp)
 {
@@ -58,7 +44,7 @@ ObjectParseResult object_config_parse(MachineConfig *cfg, GPtrArray *items, FILE
         error_setg(errp, "parameter 'id' is missing");
         return OBJECT_PARSE_ERROR;
     }
-    if (!object_id_is_valid(id)) {
+    if (!keyval_id_is_valid(id)) {
         error_setg(errp, "'%s' is not a valid id: it must start with a letter and hold "
                    "only letters, digits, '-', '.' and '_'", id);
         return OBJECT_PARSE_ERROR;

@@ -55,6 +55,7 @@ static void eventfds_change(MemoryRegion *mr, void *opaque)
 static void eventfd_update(MemoryRegion *mr, uint64_t offset, unsigned size, bool match_data,
                            uint64_t data, EventNotifier *e, bool add)
 {
+    g_assert(!mr->is_container && !mr->ram);    /* dispatch sees only its children */
     g_assert(size == 0 || size == 1 || size == 2 || size == 4 || size == 8);
     g_assert(offset < mr->size && size <= mr->size - offset);
     g_assert(!match_data || (size != 0 && (size == 8 || data >> (8 * size) == 0)));
@@ -152,7 +153,8 @@ static void coalescing_add(MemoryRegion *mr, void *opaque)
 
 void memory_region_add_coalescing(MemoryRegion *mr, uint64_t offset, uint64_t size)
 {
-    g_assert(size > 0 && offset < mr->size && size <= mr->size - offset && !mr->ram);
+    g_assert(size > 0 && offset < mr->size && size <= mr->size - offset && !mr->ram &&
+             !mr->is_container);
     struct MemoryRegionCoalescedRange range = { .offset = offset, .size = size };
     memory_region_redeclare(mr, coalescing_add, &range);
 }

@@ -7,6 +7,8 @@
  * DMA from I/O threads) take only the RCU read side: a lookup never waits
  * for a writer, and a handler that remaps its own BAR cannot deadlock. The
  * writer never calls synchronize_rcu, so it is safe from inside a handler.
+ * Containers are flattened when a view is built: a view holds only RAM and
+ * I/O regions, so lookup and dispatch never walk a region tree.
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -107,6 +109,13 @@ void memory_region_init_ram(MemoryRegion *mr, const char *name, uint64_t size, u
     *mr = (MemoryRegion) { .name = name, .size = size, .ram = host };
 }
 
+void memory_region_init_container(MemoryRegion *mr, QEMUDevice *owner, const char *name,
+                                  uint64_t size)
+{
+    g_assert(size > 0);
+    *mr = (MemoryRegion) { .name = name, .owner = owner, .size = size, .is_container = true };
+}
+
 /* ---- flat view construction ---- */
 
 static int compare_u64(const void *a, const void *b)
@@ -115,9 +124,12 @@ static int compare_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* A subregion may reach past the end of the space (its container clips
+ * it), so the last byte saturates. */
 static uint64_t mapping_last(const Mapping *m)
 {
-    return m->base + (m->mr->size - 1);
+    uint64_t room = UINT64_MAX - m->base;
+    return m->mr->size - 1 > room ? UINT64_MAX : m->base + (m->mr->size - 1);
 }
 
 /* The mapping visible at addr: highest priority, then most recent. */
@@ -137,29 +149,68 @@ static const Mapping *mapping_winner(GArray *mappings, uint64_t addr)
     return best;
 }
 
-static FlatView *flatview_build(GArray *mappings)
+/* Append a range, merged into the previous one when it continues it. */
+static void flatview_append(GArray *ranges, uint64_t start, uint64_t last, MemoryRegion *mr,
+                            uint64_t offset)
 {
-    /* Every place where the visible mapping may change starts an
-     * elementary interval; the winner of each interval is constant. */
+    FlatRange *prev = ranges->len ? &g_array_index(ranges, FlatRange, ranges->len - 1) : NULL;
+    if (prev && prev->mr == mr && prev->last + 1 == start &&
+        prev->offset + (start - prev->start) == offset) {
+        prev->last = last;
+        return;
+    }
+    FlatRange range = { .start = start, .last = last, .mr = mr, .offset = offset };
+    g_array_append_val(ranges, range);
+}
+
+/* A container's children as mappings at their addresses, the newest with
+ * the highest seq (the list is newest first). */
+static GArray *container_mappings(const MemoryRegion *container, uint64_t base)
+{
+    GArray *children = g_array_new(FALSE, FALSE, sizeof(Mapping));
+    uint64_t seq = UINT64_MAX;
+    for (MemoryRegion *child = container->subregions; child; child = child->next_sibling) {
+        /* A container that itself reaches past 2^64 may hold children
+         * that start there: they are clipped away entirely. */
+        if (child->container_offset <= UINT64_MAX - base) {
+            Mapping m = { .mr = child, .base = base + child->container_offset,
+                          .priority = child->container_priority, .seq = seq-- };
+            g_array_append_val(children, m);
+        }
+    }
+    return children;
+}
+
+/*
+ * Append to ranges, in address order, what mappings show in [lo, hi].
+ * Every place where the visible mapping may change starts an elementary
+ * interval, whose winner is constant; a container that wins an interval
+ * is rendered in it from its own children, so it is clipped to the
+ * interval and its holes stay empty.
+ */
+static void flatview_render(GArray *mappings, uint64_t lo, uint64_t hi, GArray *ranges)
+{
     GArray *starts = g_array_new(FALSE, FALSE, sizeof(uint64_t));
     for (guint i = 0; i < mappings->len; i++) {
         const Mapping *m = &g_array_index(mappings, Mapping, i);
-        uint64_t last = mapping_last(m);
-        g_array_append_val(starts, m->base);
-        if (last != UINT64_MAX) {
+        uint64_t first = MAX(m->base, lo), last = MIN(mapping_last(m), hi);
+        if (first > last) {
+            continue;
+        }
+        g_array_append_val(starts, first);
+        if (last != hi) {
             uint64_t after = last + 1;
             g_array_append_val(starts, after);
         }
     }
     g_array_sort(starts, compare_u64);
 
-    FlatView *view = g_malloc0(sizeof(FlatView) + starts->len * sizeof(FlatRange));
     for (guint i = 0; i < starts->len; i++) {
         uint64_t start = g_array_index(starts, uint64_t, i);
         if (i > 0 && start == g_array_index(starts, uint64_t, i - 1)) {
             continue;
         }
-        uint64_t last = UINT64_MAX;
+        uint64_t last = hi;
         for (guint j = i + 1; j < starts->len; j++) {
             if (g_array_index(starts, uint64_t, j) != start) {
                 last = g_array_index(starts, uint64_t, j) - 1;
@@ -170,18 +221,27 @@ static FlatView *flatview_build(GArray *mappings)
         if (!w) {
             continue;
         }
-        FlatRange *prev = view->nr ? &view->ranges[view->nr - 1] : NULL;
-        uint64_t offset = start - w->base;
-        if (prev && prev->mr == w->mr && prev->last + 1 == start &&
-            prev->offset + (start - prev->start) == offset) {
-            prev->last = last;      /* same region, contiguous: merge */
+        if (w->mr->is_container) {
+            GArray *children = container_mappings(w->mr, w->base);
+            flatview_render(children, start, last, ranges);
+            g_array_free(children, TRUE);
         } else {
-            view->ranges[view->nr++] = (FlatRange) {
-                .start = start, .last = last, .mr = w->mr, .offset = offset,
-            };
+            flatview_append(ranges, start, last, w->mr, start - w->base);
         }
     }
     g_array_free(starts, TRUE);
+}
+
+static FlatView *flatview_build(GArray *mappings)
+{
+    GArray *ranges = g_array_new(FALSE, FALSE, sizeof(FlatRange));
+    flatview_render(mappings, 0, UINT64_MAX, ranges);
+    FlatView *view = g_malloc0(sizeof(FlatView) + ranges->len * sizeof(FlatRange));
+    view->nr = ranges->len;
+    if (view->nr) {             /* an empty GArray's data may be NULL */
+        memcpy(view->ranges, ranges->data, view->nr * sizeof(FlatRange));
+    }
+    g_array_free(ranges, TRUE);
     return view;
 }
 
@@ -250,6 +310,9 @@ void address_space_free(AddressSpace *as)
     pthread_mutex_unlock(&address_spaces_mutex);
     g_assert(as->listeners->len == 0);
     g_ptr_array_free(as->listeners, TRUE);
+    for (guint i = 0; i < as->mappings->len; i++) {
+        g_array_index(as->mappings, Mapping, i).mr->mapped_in = NULL;
+    }
     g_array_free(as->mappings, TRUE);
     g_free(atomic_load(&as->view));
     pthread_mutex_destroy(&as->writer_lock);
@@ -278,9 +341,13 @@ void memory_init(void)
 void address_space_map(AddressSpace *as, MemoryRegion *mr, uint64_t base, int priority)
 {
     g_assert(mr->size > 0 && base + (mr->size - 1) >= base);
+    /* A subregion is mapped through its container; a region is mapped in
+     * one space, which is where changes of its tree are published. */
+    g_assert(!mr->container && (!mr->mapped_in || mr->mapped_in == as));
     address_space_writer_enter(as);
     Mapping m = { .mr = mr, .base = base, .priority = priority, .seq = as->next_seq++ };
     g_array_append_val(as->mappings, m);
+    mr->mapped_in = as;
     address_space_publish(as);
     address_space_writer_leave(as);
 }
@@ -291,6 +358,7 @@ void address_space_unmap(AddressSpace *as, MemoryRegion *mr)
     for (guint i = as->mappings->len; i-- > 0;) {
         if (g_array_index(as->mappings, Mapping, i).mr == mr) {
             g_array_remove_index(as->mappings, i);
+            mr->mapped_in = NULL;
         }
     }
     address_space_publish(as);
@@ -312,6 +380,74 @@ void address_space_commit(AddressSpace *as)
         atomic_store_explicit(&as->transaction_owner, NULL, memory_order_relaxed);
         pthread_mutex_unlock(&as->writer_lock);
     }
+}
+
+/* ---- containers ---- */
+
+static MemoryRegion *memory_region_root(MemoryRegion *mr)
+{
+    while (mr->container) {
+        mr = mr->container;
+    }
+    return mr;
+}
+
+/* Before changing mr's tree: the space the tree is mapped in, with its
+ * writer lock taken, or NULL while no view shows the tree. */
+static AddressSpace *tree_change_begin(MemoryRegion *mr)
+{
+    AddressSpace *as = memory_region_root(mr)->mapped_in;
+    if (as) {
+        address_space_writer_enter(as);
+        /* The caller keeps the tree from moving between spaces meanwhile. */
+        g_assert(memory_region_root(mr)->mapped_in == as);
+    }
+    return as;
+}
+
+static void tree_change_end(AddressSpace *as)
+{
+    if (as) {
+        address_space_publish(as);
+        address_space_writer_leave(as);
+    }
+}
+
+void memory_region_add_subregion(MemoryRegion *container, uint64_t offset,
+                                 MemoryRegion *child, int priority)
+{
+    g_assert(container->is_container && offset < container->size);
+    g_assert(!child->container && !child->mapped_in && memory_region_root(container) != child);
+    AddressSpace *as = tree_change_begin(container);
+    child->container = container;
+    child->container_offset = offset;
+    child->container_priority = priority;
+    child->next_sibling = container->subregions;
+    container->subregions = child;
+    tree_change_end(as);
+}
+
+void memory_region_del_subregion(MemoryRegion *container, MemoryRegion *child)
+{
+    g_assert(child->container == container);
+    AddressSpace *as = tree_change_begin(container);
+    MemoryRegion **link = &container->subregions;
+    while (*link != child) {
+        link = &(*link)->next_sibling;
+    }
+    *link = child->next_sibling;
+    child->next_sibling = NULL;
+    child->container = NULL;
+    tree_change_end(as);
+}
+
+MemoryRegion *address_space_lookup_mapping(AddressSpace *as, uint64_t addr)
+{
+    address_space_writer_enter(as);
+    const Mapping *winner = mapping_winner(as->mappings, addr);
+    MemoryRegion *mr = winner ? winner->mr : NULL;
+    address_space_writer_leave(as);
+    return mr;
 }
 
 /* ---- lookup and dispatch ---- */
@@ -544,7 +680,7 @@ static bool dma_rw(uint64_t addr, uint8_t *buf, uint64_t len, bool is_write)
               dma_walk(view, addr, buf, len, is_write, true);
     memory_rcu_read_unlock();
     if (!ok) {
-        atomic_fetch_add_explicit(&dma_refused, 1, memory_order_relaxed);
+        dma_count_refused();
         qemu_log_mask(LOG_GUEST_ERROR, "DMA %s of %" PRIu64 " bytes at 0x%" PRIx64
                       " refused: not all guest RAM\n", is_write ? "write" : "read", len, addr);
     }
@@ -563,11 +699,25 @@ bool dma_memory_write(uint64_t addr, const void *buf, uint64_t len)
 
 void *dma_memory_map(uint64_t addr, uint64_t len)
 {
-    Hit hit = lookup(address_space_memory, addr, len);
-    if (len == 0 || !hit.mr || !hit.mr->ram || hit.len < len) {
+    uint64_t in_range = len;
+    void *host = len ? dma_memory_translate(addr, &in_range) : NULL;
+    return in_range == len ? host : NULL;
+}
+
+void *dma_memory_translate(uint64_t addr, uint64_t *len)
+{
+    g_assert(*len > 0);
+    Hit hit = lookup(address_space_memory, addr, *len);
+    if (!hit.mr || !hit.mr->ram) {
         return NULL;
     }
+    *len = hit.len;
     return hit.mr->ram + hit.offset;
+}
+
+void dma_count_refused(void)
+{
+    atomic_fetch_add_explicit(&dma_refused, 1, memory_order_relaxed);
 }
 
 uint64_t dma_refused_count(void)

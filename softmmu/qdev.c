@@ -103,6 +103,13 @@ QEMUDevice *device_find(const char *id)
     return NULL;
 }
 
+void device_set_id(QEMUDevice *dev, const char *id)
+{
+    g_free(dev->id);
+    dev->id = g_strdup(id);
+    dev->lock.name = dev->id;
+}
+
 void device_drain_all(void)
 {
     for (QEMUDevice *dev = device_list; dev; dev = dev->next) {

@@ -22,6 +22,7 @@ typedef struct SyncCall {
 struct IOThread {
     char *id;
     GMainContext *ctx;
+    TimerList *timers;
     pthread_t thread;
     atomic_bool stopping;
     EventNotifier calls_notifier;
@@ -78,9 +79,11 @@ IOThread *iothread_new(const char *id, Error **errp)
     pthread_cond_init(&t->call_done, NULL);
     g_queue_init(&t->calls);
     event_notifier_set_handler(&t->calls_notifier, t->ctx, iothread_run_calls);
+    t->timers = timer_list_new(t->ctx);
     int err = pthread_create(&t->thread, NULL, iothread_run, t);
     if (err) {
         error_setg_errno(errp, err, "-object iothread,id=%s: creating its thread", id);
+        timer_list_free(t->timers);
         event_notifier_cleanup(&t->calls_notifier);
         g_main_context_unref(t->ctx);
         g_free(t->id);
@@ -115,6 +118,11 @@ const char *iothread_id(const IOThread *t)
 GMainContext *iothread_context(IOThread *t)
 {
     return t->ctx;
+}
+
+TimerList *iothread_timers(IOThread *t)
+{
+    return t->timers;
 }
 
 void iothread_run_sync(IOThread *t, void (*fn)(void *opaque), void *opaque)
@@ -152,6 +160,7 @@ void iothread_free(IOThread *t)
     event_notifier_set(&t->calls_notifier);     /* wake its poll */
     pthread_join(t->thread, NULL);
     g_ptr_array_remove(iothreads, t);
+    timer_list_free(t->timers);
     event_notifier_cleanup(&t->calls_notifier);
     pthread_cond_destroy(&t->call_done);
     pthread_mutex_destroy(&t->lock);

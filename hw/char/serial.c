@@ -16,7 +16,7 @@
 #include "exec/memory.h"
 #include "hw/char/serial.h"
 #include "hw/irq.h"
-#include "hw/qdev.h"
+#include "hw/qdev-registry.h"
 #include "qemu/log.h"
 #include "qemu/timer.h"
 
@@ -493,7 +493,7 @@ static void serial_reset(QEMUDevice *dev)
     serial_update_irq(s);
 }
 
-ISASerial *isa_serial_new(uint16_t iobase, unsigned gsi, Chardev *chr, Error **errp)
+ISASerial *isa_serial_new(uint32_t iobase, unsigned gsi, Chardev *chr, Error **errp)
 {
     if (gsi >= IRQ_MAX_GSI) {
         error_setg(errp, "serial port at 0x%x: interrupt line %u does not exist",
@@ -518,3 +518,92 @@ ISASerial *isa_serial_new(uint16_t iobase, unsigned gsi, Chardev *chr, Error **e
     }
     return s;
 }
+
+/* ---- the PC's COM ports and -device isa-serial ---- */
+
+/* COM1..COM4: their ports and ISA interrupt lines. */
+static const struct {
+    uint16_t iobase;
+    unsigned irq;
+} com_ports[ISA_SERIAL_PORTS] = { { 0x3f8, 4 }, { 0x2f8, 3 }, { 0x3e8, 4 }, { 0x2e8, 3 } };
+
+#define ISA_IRQ_COUNT 16
+/* index, iobase and irq not given: from the first free COM port */
+#define ISA_SERIAL_AUTO UINT32_MAX
+
+ISASerial *isa_serial_new_com(unsigned index, Chardev *chr, Error **errp)
+{
+    g_assert(index < ISA_SERIAL_PORTS);
+    return isa_serial_new(com_ports[index].iobase, com_ports[index].irq, chr, errp);
+}
+
+static bool io_port_is_free(uint32_t port)
+{
+    return !address_space_lookup(address_space_io, port, NULL);
+}
+
+/* The first COM port whose registers no device (a -serial one) has taken,
+ * as QEMU gives an isa-serial without index= the next one. */
+static bool first_free_com_port(uint32_t *index, Error **errp)
+{
+    for (uint32_t i = 0; i < ISA_SERIAL_PORTS; i++) {
+        if (io_port_is_free(com_ports[i].iobase)) {
+            *index = i;
+            return true;
+        }
+    }
+    error_setg(errp, "no free COM port (at most %d ISA serial ports)", ISA_SERIAL_PORTS);
+    return false;
+}
+
+typedef struct ISASerialOptions {
+    uint32_t index, iobase, irq;
+} ISASerialOptions;
+
+static const DeviceProperty isa_serial_properties[] = {
+    DEFINE_PROP_UINT32("index", ISASerialOptions, index, ISA_SERIAL_AUTO,
+                       "COM port 0 to 3 (COM1 to COM4); unset: the first free"),
+    DEFINE_PROP_UINT32("iobase", ISASerialOptions, iobase, ISA_SERIAL_AUTO,
+                       "first of its 8 I/O ports; unset: COM port index's"),
+    DEFINE_PROP_UINT32("irq", ISASerialOptions, irq, ISA_SERIAL_AUTO,
+                       "ISA interrupt line 0 to 15; unset: COM port index's"),
+};
+
+static QEMUDevice *isa_serial_realize(const void *options, const DeviceBuses *buses,
+                                      Error **errp)
+{
+    const ISASerialOptions *o = options;
+    uint32_t index = o->index;
+    if (index != ISA_SERIAL_AUTO && index >= ISA_SERIAL_PORTS) {
+        error_setg(errp, "index=%u: there are %d ISA serial ports (index 0 to %d)", index,
+                   ISA_SERIAL_PORTS, ISA_SERIAL_PORTS - 1);
+        return NULL;
+    }
+    bool needs_index = o->iobase == ISA_SERIAL_AUTO || o->irq == ISA_SERIAL_AUTO;
+    if (index == ISA_SERIAL_AUTO && needs_index && !first_free_com_port(&index, errp)) {
+        return NULL;
+    }
+    uint32_t iobase = o->iobase != ISA_SERIAL_AUTO ? o->iobase : com_ports[index].iobase;
+    uint32_t irq = o->irq != ISA_SERIAL_AUTO ? o->irq : com_ports[index].irq;
+    if (irq >= ISA_IRQ_COUNT) {
+        error_setg(errp, "irq=%u: ISA interrupt lines are 0 to %d", irq, ISA_IRQ_COUNT - 1);
+        return NULL;
+    }
+    if (iobase <= UINT16_MAX && !io_port_is_free(iobase)) {
+        error_setg(errp, "I/O port 0x%x is already in use", iobase);
+        return NULL;
+    }
+    /* No chardev= yet (there is no -chardev): output goes nowhere. */
+    ISASerial *s = isa_serial_new(iobase, irq, NULL, errp);
+    return s ? &s->dev : NULL;
+}
+
+const DeviceTypeInfo isa_serial_type = {
+    .name = "isa-serial",
+    .bus = DEVICE_BUS_ISA,
+    .category = DEVICE_CATEGORY_INPUT,
+    .description = "16550A UART at a COM port",
+    DEVICE_PROPERTIES(isa_serial_properties),
+    .options_size = sizeof(ISASerialOptions),
+    .realize = isa_serial_realize,
+};

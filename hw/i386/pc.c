@@ -17,9 +17,9 @@
 #include "hw/input/i8042.h"
 #include "hw/irq.h"
 #include "hw/misc/isa-misc.h"
-#include "hw/misc/testdev.h"
 #include "hw/nvram/fw_cfg.h"
 #include "hw/pci-host/i440fx.h"
+#include "hw/qdev-registry.h"
 #include "hw/rtc/mc146818rtc.h"
 #include "qemu/error.h"
 #include "sysemu/cpuid.h"
@@ -44,17 +44,12 @@
 #define PCI_MEM_LIMIT         (IOAPIC_ADDR - 1)
 #define PCI_INTX_GSI_BASE     16
 
-static const struct {
-    uint16_t iobase;
-    unsigned gsi;
-} com_ports[] = { { 0x3f8, 4 }, { 0x2f8, 3 }, { 0x3e8, 4 }, { 0x2e8, 3 } };
-
 typedef struct PCMachine {
     const MachineConfig *cfg;
     GuestMemory mem;
     E820Table e820;
     MemoryRegion ram_low, ram_high;
-    Chardev *serial_backends[G_N_ELEMENTS(com_ports)];
+    Chardev *serial_backends[ISA_SERIAL_PORTS];
     PCIBus *pci_bus;
     AcpiPMState *acpi_pm;       /* NULL with acpi=off */
     FWCfgState *fw_cfg;
@@ -103,30 +98,10 @@ static void pc_build_e820(PCMachine *m)
     }
 }
 
-static bool pc_add_serial(unsigned com, Chardev *chr, Error **errp)
-{
-    pc.serial_backends[com] = chr;
-    return isa_serial_new(com_ports[com].iobase, com_ports[com].gsi, chr, errp) != NULL;
-}
-
-/* -device isa-serial: the first COM port no -serial took (as QEMU's next
- * isa-serial index), with no backend: its output goes nowhere (QEMU's
- * chardev= property needs -chardev, which this VMM does not have yet). */
-static bool pc_add_device_serial(Error **errp)
-{
-    for (unsigned com = 0; com < G_N_ELEMENTS(com_ports); com++) {
-        if (!pc.serial_backends[com]) {
-            return pc_add_serial(com, chardev_new("null", errp), errp);
-        }
-    }
-    error_setg(errp, "no free COM port (at most %zu serial ports)", G_N_ELEMENTS(com_ports));
-    return false;
-}
-
 static bool pc_create_serials(const MachineConfig *cfg, Error **errp)
 {
-    if (cfg->serials->len > G_N_ELEMENTS(com_ports)) {
-        error_setg(errp, "-serial: at most %zu serial ports", G_N_ELEMENTS(com_ports));
+    if (cfg->serials->len > ISA_SERIAL_PORTS) {
+        error_setg(errp, "-serial: at most %d serial ports", ISA_SERIAL_PORTS);
         return false;
     }
     for (guint i = 0; i < cfg->serials->len; i++) {
@@ -141,7 +116,8 @@ static bool pc_create_serials(const MachineConfig *cfg, Error **errp)
         if (!chr) {
             continue;           /* "none": the COM slot stays empty */
         }
-        if (!pc_add_serial(i, chr, errp)) {
+        pc.serial_backends[i] = chr;
+        if (!isa_serial_new_com(i, chr, errp)) {
             return false;
         }
     }
@@ -158,39 +134,6 @@ static bool pc_create_serials(const MachineConfig *cfg, Error **errp)
 static unsigned pc_pci_map_irq(unsigned slot, unsigned pin)
 {
     return PCI_INTX_GSI_BASE + ((slot + pin - 1) & 3);
-}
-
-static int device_config_devfn(const DeviceConfig *dev)
-{
-    const char *addr = g_hash_table_lookup(dev->props, "addr");
-    return addr ? (int)g_ascii_strtoull(addr, NULL, 10) : -1;
-}
-
-static uint64_t device_config_uint(const DeviceConfig *dev, const char *name)
-{
-    return g_ascii_strtoull(g_hash_table_lookup(dev->props, name), NULL, 0);
-}
-
-static bool pc_create_user_device(PCMachine *m, const DeviceConfig *dev, Error **errp)
-{
-    if (g_str_equal(dev->driver, "isa-debug-exit")) {
-        return isa_debug_exit_new(device_config_uint(dev, "iobase"),
-                                  device_config_uint(dev, "iosize"), errp);
-    }
-    if (g_str_equal(dev->driver, "pc-testdev")) {
-        return pc_testdev_new(errp);
-    }
-    if (g_str_equal(dev->driver, "isa-serial")) {
-        return pc_add_device_serial(errp);
-    }
-    if (g_str_equal(dev->driver, "pci-testdev")) {
-        return pci_testdev_new(m->pci_bus, device_config_devfn(dev), errp);
-    }
-    if (g_str_equal(dev->driver, "pdl-testdev")) {
-        return pdl_testdev_new(m->pci_bus, device_config_devfn(dev), errp);
-    }
-    error_setg(errp, "%s is not available on the pc machine", dev->driver);
-    return false;
 }
 
 /* A host file as a fw_cfg item with its size under another key. */
@@ -278,11 +221,11 @@ static bool pc_create_devices(PCMachine *m, const MachineConfig *cfg, Error **er
         !(m->fw_cfg = fw_cfg_new(errp)) || !pc_fill_fw_cfg(m, cfg, errp)) {
         return false;
     }
+    /* -device, ISA and PCI alike, after the built-in devices: the first
+     * free COM port is the first that no -serial took, as in QEMU. */
+    DeviceBuses buses = { .pci = m->pci_bus };
     for (guint i = 0; i < cfg->devices->len; i++) {
-        const DeviceConfig *dev = g_ptr_array_index(cfg->devices, i);
-        if (!pc_create_user_device(m, dev, errp)) {
-            /* Device errors name the device themselves. */
-            error_prepend(errp, "-device: ");
+        if (!device_config_realize(g_ptr_array_index(cfg->devices, i), &buses, errp)) {
             return false;
         }
     }

@@ -9,7 +9,7 @@
  */
 #include "exec/memory.h"
 #include "hw/misc/isa-misc.h"
-#include "hw/qdev.h"
+#include "hw/qdev-registry.h"
 #include "sysemu/runstate.h"
 
 typedef struct DebugExitState {
@@ -34,21 +34,49 @@ static const MemoryRegionOps debug_exit_ops = {
     .locking = REGION_LOCK_FREE,
 };
 
-bool isa_debug_exit_new(uint16_t iobase, uint16_t iosize, Error **errp)
+QEMUDevice *isa_debug_exit_new(uint32_t iobase, uint32_t iosize, Error **errp)
 {
     if (iosize != 1 && iosize != 2 && iosize != 4) {
         error_setg(errp, "isa-debug-exit: iosize=%u is invalid (use 1, 2 or 4)", iosize);
-        return false;
+        return NULL;
     }
-    if ((uint32_t)iobase + iosize > 0x10000) {
+    if ((uint64_t)iobase + iosize > 0x10000) {
         error_setg(errp, "isa-debug-exit: iobase=0x%x with iosize=%u extends past port 0xffff",
                    iobase, iosize);
-        return false;
+        return NULL;
     }
     DebugExitState *s = g_new0(DebugExitState, 1);
     device_init(&s->dev, "isa-debug-exit", "isa-debug-exit");
     /* Nothing to reset: the device has no state. */
     memory_region_init_io(&s->io, &s->dev, &debug_exit_ops, s, "isa-debug-exit", iosize);
     address_space_map(address_space_io, &s->io, iobase, 0);
-    return true;
+    return &s->dev;
 }
+
+/* ---- registration ---- */
+
+typedef struct DebugExitOptions {
+    uint32_t iobase, iosize;
+} DebugExitOptions;
+
+static const DeviceProperty debug_exit_properties[] = {
+    DEFINE_PROP_UINT32("iobase", DebugExitOptions, iobase, ISA_DEBUG_EXIT_DEFAULT_IOBASE, NULL),
+    DEFINE_PROP_UINT32("iosize", DebugExitOptions, iosize, ISA_DEBUG_EXIT_DEFAULT_IOSIZE, NULL),
+};
+
+static QEMUDevice *debug_exit_realize(const void *options, const DeviceBuses *buses,
+                                      Error **errp)
+{
+    const DebugExitOptions *o = options;
+    return isa_debug_exit_new(o->iobase, o->iosize, errp);
+}
+
+const DeviceTypeInfo isa_debug_exit_type = {
+    .name = "isa-debug-exit",
+    .bus = DEVICE_BUS_ISA,
+    .category = DEVICE_CATEGORY_MISC,
+    .description = "writing V to its port exits with status (V << 1) | 1",
+    DEVICE_PROPERTIES(debug_exit_properties),
+    .options_size = sizeof(DebugExitOptions),
+    .realize = debug_exit_realize,
+};

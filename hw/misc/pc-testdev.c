@@ -21,7 +21,6 @@
 #include "exec/memory.h"
 #include "hw/irq.h"
 #include "hw/misc/testdev.h"
-#include "hw/qdev.h"
 #include "qemu/log.h"
 
 #define PC_TESTDEV_SCRATCH_PORT     0xe0
@@ -178,12 +177,12 @@ static const MemoryRegionOps pc_testdev_iomem_ops = {
     .max_access_size = 4,
 };
 
-bool pc_testdev_new(Error **errp)
+QEMUDevice *pc_testdev_new(Error **errp)
 {
     static bool created;
     if (created) {
         error_setg(errp, "only one pc-testdev is possible: its ports are fixed");
-        return false;
+        return NULL;
     }
     created = true;
     PCTestdevState *s = g_new0(PCTestdevState, 1);
@@ -206,5 +205,20 @@ bool pc_testdev_new(Error **errp)
     address_space_map(address_space_io, &s->scratch_alias_io, PC_TESTDEV_SCRATCH_ALIAS, 0);
     address_space_map(address_space_io, &s->irq_io, PC_TESTDEV_IRQ_PORT, 0);
     address_space_map(address_space_memory, &s->iomem, PC_TESTDEV_IOMEM_BASE, 0);
-    return true;
+    return &s->dev;
 }
+
+static QEMUDevice *pc_testdev_realize(const void *options, const DeviceBuses *buses,
+                                      Error **errp)
+{
+    return pc_testdev_new(errp);
+}
+
+/* QEMU's pc-testdev has no properties either: its ports are fixed. */
+const DeviceTypeInfo pc_testdev_type = {
+    .name = "pc-testdev",
+    .bus = DEVICE_BUS_ISA,
+    .category = DEVICE_CATEGORY_MISC,
+    .description = "QEMU's ISA test device (ports 0xe0-0xe7, 0x2000, MMIO 0xff000000)",
+    .realize = pc_testdev_realize,
+};

@@ -219,15 +219,14 @@ static void pci_testdev_reset(QEMUDevice *dev)
     pci_device_reset(&s->pci);
 }
 
-
-bool pci_testdev_new(PCIBus *bus, int devfn, Error **errp)
+QEMUDevice *pci_testdev_new(PCIBus *bus, int devfn, Error **errp)
 {
     PCITestdevState *s = g_new0(PCITestdevState, 1);
     if (!pci_device_init(&s->pci, bus, devfn, "pci-testdev", "pci-testdev",
                          PCI_TESTDEV_VENDOR_ID, PCI_TESTDEV_DEVICE_ID, 0, PCI_TESTDEV_CLASS,
                          0, errp)) {
         g_free(s);
-        return false;
+        return NULL;
     }
     s->pci.qdev.reset = pci_testdev_reset;
     s->current = NO_TEST;
@@ -237,7 +236,7 @@ bool pci_testdev_new(PCIBus *bus, int devfn, Error **errp)
             continue;
         }
         if (!event_notifier_init(&s->notifier[test], errp)) {
-            return false;
+            return NULL;
         }
     }
     memory_region_init_io(&s->mmio, &s->pci.qdev, &pci_testdev_mmio_ops, s,
@@ -246,5 +245,21 @@ bool pci_testdev_new(PCIBus *bus, int devfn, Error **errp)
                           "pci-testdev-portio", PCI_TESTDEV_PORTIO_SIZE);
     pci_register_bar(&s->pci, 0, 0, &s->mmio);
     pci_register_bar(&s->pci, 1, PCI_BASE_ADDRESS_SPACE_IO, &s->portio);
-    return true;
+    return &s->pci.qdev;
 }
+
+static QEMUDevice *pci_testdev_realize(const void *options, const DeviceBuses *buses,
+                                       Error **errp)
+{
+    return pci_testdev_new(buses->pci, ((const PCIDeviceOptions *)options)->addr, errp);
+}
+
+const DeviceTypeInfo pci_testdev_type = {
+    .name = "pci-testdev",
+    .bus = DEVICE_BUS_PCI,
+    .category = DEVICE_CATEGORY_MISC,
+    .description = "QEMU's PCI test device 1b36:0005",
+    DEVICE_PROPERTIES(pci_device_properties),
+    .options_size = sizeof(PCIDeviceOptions),
+    .realize = pci_testdev_realize,
+};

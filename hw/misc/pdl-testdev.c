@@ -424,19 +424,19 @@ static void pdl_testdev_declare_fast_paths(PDLTestdevState *s, MemoryRegion *bar
     memory_region_add_coalescing(bar, PDL_REG_ARRAY, 4 * PDL_ARRAY_ENTRIES);
 }
 
-bool pdl_testdev_new(PCIBus *bus, int devfn, Error **errp)
+QEMUDevice *pdl_testdev_new(PCIBus *bus, int devfn, Error **errp)
 {
     PDLTestdevState *s = g_new0(PDLTestdevState, 1);
     if (!pci_device_init(&s->pci, bus, devfn, "pdl-testdev", "pdltest",
                          PDL_TESTDEV_VENDOR_ID, PDL_TESTDEV_DEVICE_ID, 0, PDL_TESTDEV_CLASS,
                          1, errp)) {
         g_free(s);
-        return false;
+        return NULL;
     }
     s->pci.qdev.reset = pdl_testdev_reset;
     pdl_testdev_log_clear(s);
     if (!event_notifier_init(&s->doorbell, errp)) {
-        return false;
+        return NULL;
     }
     s->doorbell_rest = timer_new(pdl_testdev_doorbell_rested, s);
     s->doorbell_watch = fd_watch_new(main_loop_context(), s->doorbell.fd, G_IO_IN,
@@ -451,5 +451,21 @@ bool pdl_testdev_new(PCIBus *bus, int devfn, Error **errp)
     pci_register_bar(&s->pci, PDL_TESTDEV_IO_BAR, PCI_BASE_ADDRESS_SPACE_IO, &s->io);
     msi_init(&s->pci, PDL_TESTDEV_MSI_VECTORS);
     msix_init(&s->pci, PDL_TESTDEV_MSIX_VECTORS, PDL_TESTDEV_MSIX_BAR);
-    return true;
+    return &s->pci.qdev;
 }
+
+static QEMUDevice *pdl_testdev_realize(const void *options, const DeviceBuses *buses,
+                                       Error **errp)
+{
+    return pdl_testdev_new(buses->pci, ((const PCIDeviceOptions *)options)->addr, errp);
+}
+
+const DeviceTypeInfo pdl_testdev_type = {
+    .name = "pdl-testdev",
+    .bus = DEVICE_BUS_PCI,
+    .category = DEVICE_CATEGORY_MISC,
+    .description = "our PCI test device 7e57:0001 (MMIO/IO BARs, INTx, MSI, MSI-X, DMA)",
+    DEVICE_PROPERTIES(pci_device_properties),
+    .options_size = sizeof(PCIDeviceOptions),
+    .realize = pdl_testdev_realize,
+};

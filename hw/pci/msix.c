@@ -1,11 +1,14 @@
 /*
  * MSI-X (PCI Local Bus Specification 3.0, 6.8.2): a capability in config
- * space, and a memory BAR of its own with the vector table at offset 0 and
- * the pending bit array (PBA) at the first 4 KiB boundary after it, so the
- * two never share a page.
+ * space, and the vector table and the pending bit array (PBA) as two
+ * regions in a memory BAR. The BAR is a container: either one of MSI-X's
+ * own, with the table at offset 0 and the PBA at the first 4 KiB boundary
+ * after it so the two never share a page, or one the function shares with
+ * its other registers (virtio-pci puts its configuration structures and
+ * MSI-X in one BAR, and Linux expects that layout).
  *
  * The table is accessed with aligned 4- or 8-byte reads and writes; the PBA
- * is read-only. The BAR's region is owned by the function, so its accesses
+ * is read-only. Both regions are owned by the function, so their accesses
  * run under the same device lock as config writes and msix_notify().
  */
 #include <inttypes.h>
@@ -35,9 +38,9 @@ struct MSIXState {
     PCIDevice *dev;
     uint8_t cap;
     unsigned nr_vectors;
-    uint32_t pba_offset;        /* in the BAR */
     uint32_t pba_size;          /* bytes, whole qwords */
-    MemoryRegion bar;
+    MemoryRegion table_region, pba_region;
+    MemoryRegion exclusive_bar; /* the BAR, when it is MSI-X's own */
     uint32_t *table;            /* MSIX_ENTRY_DWORDS per vector */
     uint64_t *pba;              /* one bit per vector */
 };
@@ -115,52 +118,31 @@ void msix_notify(PCIDevice *dev, unsigned vector)
     msix_send(s, vector);
 }
 
-/* ---- the BAR: vector table and PBA ---- */
+/* ---- the vector table and the PBA ---- */
 
-typedef enum MSIXArea {
-    MSIX_AREA_NONE,
-    MSIX_AREA_TABLE,
-    MSIX_AREA_PBA,
-} MSIXArea;
-
-static MSIXArea msix_locate(const MSIXState *s, uint64_t offset, unsigned size,
-                            const char *what)
+/* Dispatch keeps every access inside the region it hits; what is left to
+ * check is the size and alignment the specification allows. */
+static bool msix_access_valid(const MSIXState *s, const char *area, const char *what,
+                              uint64_t offset, unsigned size)
 {
-    MSIXArea area = MSIX_AREA_NONE;
     if ((size == 4 || size == 8) && offset % size == 0) {
-        if (offset + size <= (uint64_t)s->nr_vectors * MSIX_TABLE_ENTRY_SIZE) {
-            area = MSIX_AREA_TABLE;
-        } else if (offset >= s->pba_offset && offset + size <= s->pba_offset + s->pba_size) {
-            area = MSIX_AREA_PBA;
-        }
+        return true;
     }
-    if (area == MSIX_AREA_NONE) {
-        qemu_log_mask(LOG_GUEST_ERROR, "%s: MSI-X %s of %u bytes at 0x%" PRIx64 " is not an "
-                      "aligned 4/8-byte table or PBA access: ignored\n",
-                      s->dev->qdev.id, what, size, offset);
-    }
-    return area;
+    qemu_log_mask(LOG_GUEST_ERROR, "%s: MSI-X %s %s of %u bytes at 0x%" PRIx64 " is not an "
+                  "aligned 4/8-byte access: ignored\n", s->dev->qdev.id, area, what, size,
+                  offset);
+    return false;
 }
 
-static uint32_t msix_read_dword(const MSIXState *s, MSIXArea area, uint64_t offset)
-{
-    if (area == MSIX_AREA_TABLE) {
-        return s->table[offset / 4];
-    }
-    uint64_t dword = (offset - s->pba_offset) / 4;
-    return s->pba[dword / 2] >> (32 * (dword % 2));
-}
-
-static uint64_t msix_bar_read(void *opaque, uint64_t offset, unsigned size)
+static uint64_t msix_table_read(void *opaque, uint64_t offset, unsigned size)
 {
     MSIXState *s = opaque;
-    MSIXArea area = msix_locate(s, offset, size, "read");
-    if (area == MSIX_AREA_NONE) {
+    if (!msix_access_valid(s, "table", "read", offset, size)) {
         return 0;
     }
-    uint64_t value = msix_read_dword(s, area, offset);
+    uint64_t value = s->table[offset / 4];
     if (size == 8) {
-        value |= (uint64_t)msix_read_dword(s, area, offset + 4) << 32;
+        value |= (uint64_t)s->table[offset / 4 + 1] << 32;
     }
     return value;
 }
@@ -184,15 +166,10 @@ static void msix_table_write_dword(MSIXState *s, uint64_t offset, uint32_t value
     }
 }
 
-static void msix_bar_write(void *opaque, uint64_t offset, uint64_t value, unsigned size)
+static void msix_table_write(void *opaque, uint64_t offset, uint64_t value, unsigned size)
 {
     MSIXState *s = opaque;
-    MSIXArea area = msix_locate(s, offset, size, "write");
-    if (area == MSIX_AREA_PBA) {
-        qemu_log_mask(LOG_GUEST_ERROR, "%s: MSI-X PBA is read-only: write ignored\n",
-                      s->dev->qdev.id);
-    }
-    if (area != MSIX_AREA_TABLE) {
+    if (!msix_access_valid(s, "table", "write", offset, size)) {
         return;
     }
     msix_table_write_dword(s, offset, value);
@@ -201,9 +178,31 @@ static void msix_bar_write(void *opaque, uint64_t offset, uint64_t value, unsign
     }
 }
 
-static const MemoryRegionOps msix_bar_ops = {
-    .read = msix_bar_read,
-    .write = msix_bar_write,
+static const MemoryRegionOps msix_table_ops = {
+    .read = msix_table_read,
+    .write = msix_table_write,
+    .max_access_size = 8,
+};
+
+static uint64_t msix_pba_read(void *opaque, uint64_t offset, unsigned size)
+{
+    MSIXState *s = opaque;
+    if (!msix_access_valid(s, "PBA", "read", offset, size)) {
+        return 0;
+    }
+    return s->pba[offset / 8] >> (8 * (offset % 8));
+}
+
+static void msix_pba_write(void *opaque, uint64_t offset, uint64_t value, unsigned size)
+{
+    MSIXState *s = opaque;
+    qemu_log_mask(LOG_GUEST_ERROR, "%s: MSI-X PBA is read-only: write of %u bytes at 0x%"
+                  PRIx64 " ignored\n", s->dev->qdev.id, size, offset);
+}
+
+static const MemoryRegionOps msix_pba_ops = {
+    .read = msix_pba_read,
+    .write = msix_pba_write,
     .max_access_size = 8,
 };
 
@@ -218,31 +217,72 @@ static uint64_t pow2_ceil(uint64_t x)
     return p;
 }
 
-uint8_t msix_init(PCIDevice *dev, unsigned nr_vectors, unsigned bar_nr)
+static MSIXState *msix_state_new(PCIDevice *dev, unsigned nr_vectors)
 {
-    g_assert(!dev->msix && nr_vectors >= 1 && nr_vectors <= MSIX_MAX_VECTORS &&
-             bar_nr < PCI_NUM_BARS);
+    g_assert(!dev->msix && nr_vectors >= 1 && nr_vectors <= MSIX_MAX_VECTORS);
     MSIXState *s = g_new0(MSIXState, 1);
-    uint32_t table_size = nr_vectors * MSIX_TABLE_ENTRY_SIZE;
     s->dev = dev;
     s->nr_vectors = nr_vectors;
-    s->pba_offset = (table_size + MSIX_PBA_ALIGN - 1) & ~(MSIX_PBA_ALIGN - 1);
     s->pba_size = (nr_vectors + 63) / 64 * 8;
     s->table = g_new0(uint32_t, nr_vectors * MSIX_ENTRY_DWORDS);
     s->pba = g_new0(uint64_t, s->pba_size / 8);
+    return s;
+}
+
+static bool msix_ranges_apart(uint64_t a, uint64_t a_len, uint64_t b, uint64_t b_len)
+{
+    return a + a_len <= b || b + b_len <= a;
+}
+
+/* Put s's table and PBA into BAR bar_nr, a container already registered,
+ * and add the capability that points the guest to them. */
+static uint8_t msix_place(MSIXState *s, unsigned bar_nr, uint32_t table_offset,
+                          uint32_t pba_offset)
+{
+    PCIDevice *dev = s->dev;
+    uint32_t table_size = s->nr_vectors * MSIX_TABLE_ENTRY_SIZE;
+    g_assert(bar_nr < PCI_NUM_BARS);
+    MemoryRegion *bar = dev->bars[bar_nr].region;
+    /* The offsets share their dword with the BIR: qword aligned. */
+    g_assert(bar && bar->is_container && !(dev->bars[bar_nr].type & PCI_BASE_ADDRESS_SPACE_IO));
+    g_assert(table_offset % 8 == 0 && pba_offset % 8 == 0);
+    g_assert(table_size <= bar->size && table_offset <= bar->size - table_size);
+    g_assert(s->pba_size <= bar->size && pba_offset <= bar->size - s->pba_size);
+    g_assert(msix_ranges_apart(table_offset, table_size, pba_offset, s->pba_size));
+
     s->cap = pci_add_capability(dev, PCI_CAP_ID_MSIX, MSIX_CAP_SIZE);
-    pci_set_word(dev, s->cap + MSIX_CONTROL, nr_vectors - 1);
+    pci_set_word(dev, s->cap + MSIX_CONTROL, s->nr_vectors - 1);
     pci_set_wmask(dev, s->cap + MSIX_CONTROL, MSIX_CONTROL_ENABLE | MSIX_CONTROL_FUNCTION_MASK,
                   2);
-    pci_set_long(dev, s->cap + MSIX_TABLE_OFFSET_BIR, bar_nr);
-    pci_set_long(dev, s->cap + MSIX_PBA_OFFSET_BIR, s->pba_offset | bar_nr);
+    pci_set_long(dev, s->cap + MSIX_TABLE_OFFSET_BIR, table_offset | bar_nr);
+    pci_set_long(dev, s->cap + MSIX_PBA_OFFSET_BIR, pba_offset | bar_nr);
     dev->msix = s;
     msix_reset(dev);
 
-    memory_region_init_io(&s->bar, &dev->qdev, &msix_bar_ops, s, "msix",
-                          pow2_ceil(s->pba_offset + s->pba_size));
-    pci_register_bar(dev, bar_nr, 0, &s->bar);
+    memory_region_init_io(&s->table_region, &dev->qdev, &msix_table_ops, s, "msix-table",
+                          table_size);
+    memory_region_init_io(&s->pba_region, &dev->qdev, &msix_pba_ops, s, "msix-pba",
+                          s->pba_size);
+    memory_region_add_subregion(bar, table_offset, &s->table_region, 0);
+    memory_region_add_subregion(bar, pba_offset, &s->pba_region, 0);
     return s->cap;
+}
+
+uint8_t msix_init(PCIDevice *dev, unsigned nr_vectors, unsigned bar_nr)
+{
+    MSIXState *s = msix_state_new(dev, nr_vectors);
+    uint32_t table_size = nr_vectors * MSIX_TABLE_ENTRY_SIZE;
+    uint32_t pba_offset = (table_size + MSIX_PBA_ALIGN - 1) & ~(MSIX_PBA_ALIGN - 1);
+    memory_region_init_container(&s->exclusive_bar, &dev->qdev, "msix",
+                                 pow2_ceil(pba_offset + s->pba_size));
+    pci_register_bar(dev, bar_nr, 0, &s->exclusive_bar);
+    return msix_place(s, bar_nr, 0, pba_offset);
+}
+
+uint8_t msix_init_in_bar(PCIDevice *dev, unsigned nr_vectors, unsigned bar_nr,
+                         uint32_t table_offset, uint32_t pba_offset)
+{
+    return msix_place(msix_state_new(dev, nr_vectors), bar_nr, table_offset, pba_offset);
 }
 
 void msix_config_written(PCIDevice *dev, uint32_t offset, unsigned len)

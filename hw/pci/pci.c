@@ -200,13 +200,15 @@ static void pci_bar_move(PCIBar *bar, uint64_t addr)
     bar->addr = addr;
 }
 
-/* A BAR over RAM (or a fixed device) loses to it; tell whoever debugs. */
+/* A BAR over RAM (or a fixed device) loses to it; tell whoever debugs.
+ * Asks which mapping wins, not which region decodes: a container BAR shows
+ * its subregions, or nothing in its holes. */
 static void pci_bar_check_visible(const PCIDevice *dev, unsigned nr)
 {
     const PCIBar *bar = &dev->bars[nr];
     const uint64_t ends[] = { bar->addr, bar->addr + (bar->size - 1) };
     for (size_t i = 0; i < G_N_ELEMENTS(ends); i++) {
-        MemoryRegion *mr = address_space_lookup(pci_bar_space(bar), ends[i], NULL);
+        MemoryRegion *mr = address_space_lookup_mapping(pci_bar_space(bar), ends[i]);
         if (mr != bar->region) {
             qemu_log_mask(LOG_GUEST_ERROR, "%s: BAR %u at 0x%" PRIx64 " overlaps %s, which "
                           "hides it\n", dev->qdev.id, nr, bar->addr, mr ? mr->name : "?");

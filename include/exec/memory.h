@@ -1,10 +1,11 @@
 /*
  * The memory API: regions, address spaces and dispatch.
  *
- * A MemoryRegion is either RAM (host memory, accessed without any lock) or
- * I/O (read/write callbacks of the device that owns it). Regions are mapped
- * into an AddressSpace (the port I/O space or the physical memory space) at
- * a base address and a priority. Every change of the mapping builds a new
+ * A MemoryRegion is either RAM (host memory, accessed without any lock),
+ * I/O (read/write callbacks of the device that owns it) or a container of
+ * other regions at offsets (one BAR holding several structures). Regions
+ * are mapped into an AddressSpace (the port I/O space or the physical
+ * memory space) at a base address and a priority. Every change of the mapping builds a new
  * immutable FlatView (sorted, non-overlapping ranges) and publishes it with
  * RCU: vCPU threads look addresses up without taking any lock and never see
  * a half-built map, even while a handler of theirs reprograms a BAR.
@@ -49,16 +50,30 @@ typedef struct MemoryRegionOps {
     RegionLocking locking;
 } MemoryRegionOps;
 
+typedef struct AddressSpace AddressSpace;
+
 typedef struct MemoryRegion {
     const char *name;
     QEMUDevice *owner;          /* whose lock guards ops; NULL for RAM */
-    const MemoryRegionOps *ops; /* NULL for RAM */
+    const MemoryRegionOps *ops; /* NULL for RAM and containers */
     void *opaque;
     uint64_t size;
     uint8_t *ram;               /* host memory of a RAM region, else NULL */
     /* Nothing here is written on dispatch: a region is read by every vCPU
      * that hits it, and a counter would bounce its cache line between them
      * (a lock-free region must write no shared memory). */
+
+    /* The region tree, read only when a flat view is rendered. Written
+     * under the writer lock of the address space its root is mapped in,
+     * or by the owner alone while the tree is not mapped (see
+     * memory_region_add_subregion). */
+    bool is_container;
+    struct MemoryRegion *subregions;    /* a container's children, newest first */
+    struct MemoryRegion *container;     /* the container this region is in, or NULL */
+    struct MemoryRegion *next_sibling;
+    uint64_t container_offset;
+    int container_priority;
+    AddressSpace *mapped_in;    /* where this region is mapped as a root */
     /* The fast paths the region declares (below): changed only by
      * memory_region_add/del_eventfd and memory_region_add_coalescing. The
      * eventfd list is replaced whole and read by dispatch under RCU; the
@@ -73,7 +88,43 @@ void memory_region_init_io(MemoryRegion *mr, QEMUDevice *owner,
 void memory_region_init_ram(MemoryRegion *mr, const char *name,
                             uint64_t size, uint8_t *host);
 
-typedef struct AddressSpace AddressSpace;
+/*
+ * Containers: a region made of subregions, so that one PCI BAR can hold
+ * several structures (virtio-pci's common, notify, ISR and device config
+ * and the MSI-X table and PBA, each with its own callbacks).
+ *
+ * A container has no callbacks and no memory of its own. It is rendered
+ * into the flat view as its children, each at the container's base plus
+ * its offset and clipped to the container's size; containers nest. Among
+ * overlapping children the higher priority wins, and at equal priority the
+ * one added later. Priorities only order siblings: the container as a
+ * whole competes with the regions around it by its own priority (its
+ * mapping's, or its own as a subregion). It claims its whole range: holes
+ * between its children are unassigned, even over a region of lower
+ * priority, as a BAR decodes all of its addresses.
+ *
+ * Every child keeps its owner, ops and locking: an access is dispatched to
+ * the child that the flat view shows, under the child's owner's lock (or
+ * none, for REGION_LOCK_FREE and REGION_LOCK_BY_HANDLER children), exactly
+ * as if the child were mapped on its own. The container's owner is only
+ * what pci_register_bar() checks.
+ *
+ * Mapping a container maps its children; moving it (unmap and map, inside
+ * one transaction) moves them all at once. Adding or removing a subregion
+ * of a container whose tree is mapped publishes a new flat view right away
+ * under the address space's writer lock (or at the outermost commit, inside
+ * a transaction), so readers see the child either wholly there or wholly
+ * gone. The caller must keep the tree from being mapped or unmapped by
+ * another thread meanwhile: device code changes its BAR's tree under its
+ * own device lock, the lock its BAR moves happen under.
+ */
+void memory_region_init_container(MemoryRegion *mr, QEMUDevice *owner,
+                                  const char *name, uint64_t size);
+/* Put child (not mapped, in no other container) at offset (< container's
+ * size) of container; the part beyond the container's end is clipped. */
+void memory_region_add_subregion(MemoryRegion *container, uint64_t offset,
+                                 MemoryRegion *child, int priority);
+void memory_region_del_subregion(MemoryRegion *container, MemoryRegion *child);
 
 AddressSpace *address_space_new(const char *name);
 void address_space_free(AddressSpace *as);  /* no reader may remain */
@@ -125,8 +176,14 @@ MemTxResult address_space_rw_repeated(AddressSpace *as, uint64_t addr, void *buf
                                       unsigned size, uint32_t count, bool is_write);
 
 /* The region at addr and addr's offset in it, or NULL (for tests and for
- * callers that need to know what an address decodes to). */
+ * callers that need to know what an address decodes to). Never a
+ * container: the subregion that decodes addr, or NULL in a hole. */
 MemoryRegion *address_space_lookup(AddressSpace *as, uint64_t addr, uint64_t *offset);
+/* The region mapped with address_space_map() (a container, not one of its
+ * subregions) that decides what addr decodes to, or NULL: whether a BAR is
+ * hidden by another mapping, holes of a container BAR included. Takes the
+ * writer lock: not for the dispatch path. */
+MemoryRegion *address_space_lookup_mapping(AddressSpace *as, uint64_t addr);
 
 /*
  * ---- Memory listeners ----
@@ -247,6 +304,13 @@ bool dma_memory_read(uint64_t addr, void *buf, uint64_t len);
 bool dma_memory_write(uint64_t addr, const void *buf, uint64_t len);
 /* Host pointer to [addr, addr + len) if it is all in one RAM range. */
 void *dma_memory_map(uint64_t addr, uint64_t len);
+/* Host pointer to the guest RAM at addr, or NULL if addr is not RAM, with
+ * *len cut to the bytes (at most *len) that continue in the same RAM range:
+ * the step that scatter-gather helpers (sysemu/dma.h) repeat. Counts
+ * nothing: the helper decides whether the transfer is refused. */
+void *dma_memory_translate(uint64_t addr, uint64_t *len);
+/* Count a refused transfer; the helper that refuses it logs why. */
+void dma_count_refused(void);
 uint64_t dma_refused_count(void);
 
 #endif

@@ -64,6 +64,9 @@ DeviceLock *device_lock_of(QEMUDevice *dev);
 DeviceLock *device_global_lock(void);
 
 QEMUDevice *device_find(const char *id);
+/* Give dev the id the user chose (-device ...,id=NAME) in place of its
+ * automatic one; the caller has checked that no device has it yet. */
+void device_set_id(QEMUDevice *dev, const char *id);
 /* Drain every device (no lock held), in creation order. */
 void device_drain_all(void);
 /* Reset every device, each under its own lock, in creation order; drain

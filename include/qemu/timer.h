@@ -1,26 +1,50 @@
 /*
- * Timers on the I/O thread, in CLOCK_MONOTONIC nanoseconds.
+ * Timers, in CLOCK_MONOTONIC nanoseconds. Each timer belongs to a timer
+ * list, and each list to one GLib context: the main loop's (timer_new) or
+ * an I/O thread's (iothread_timers), whose thread runs the callbacks.
  *
  * timer_mod() and timer_del() may be called from any thread (a vCPU inside a
- * device handler, typically). Callbacks run on the I/O thread with no lock
- * held: a device callback takes its own device_lock(). After timer_del()
- * returns, the callback may still be running on the I/O thread; a callback
- * must therefore check, under its device lock, whether it is still wanted.
+ * device handler, typically). Callbacks run on their list's thread with no
+ * lock held: a device callback takes its own device_lock(). After
+ * timer_del() returns, the callback may still be running; a callback must
+ * therefore check, under its device lock, whether it is still wanted.
+ *
+ * Arming costs a system call only when it makes the list's next deadline
+ * earlier: devices on different lists share nothing, and a timer pushed
+ * back (a serial receive timeout on every byte) costs no syscall at all.
  */
 #ifndef QEMU_TIMER_H
 #define QEMU_TIMER_H
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <glib.h>
 
 #define NANOSECONDS_PER_SECOND 1000000000LL
 
 typedef void QEMUTimerCB(void *opaque);
 typedef struct QEMUTimer QEMUTimer;
+typedef struct TimerList TimerList;
 
 int64_t clock_get_ns(void);                 /* CLOCK_MONOTONIC */
 int64_t clock_get_realtime_ns(void);        /* CLOCK_REALTIME */
 
+/* A list whose timers run on ctx's thread. Create it before ctx runs on
+ * another thread (its timerfd source is attached to ctx); free it once that
+ * thread has stopped: its timers are then disarmed and must not be armed
+ * again. */
+TimerList *timer_list_new(GMainContext *ctx);
+void timer_list_free(TimerList *tl);
+/* Run tl's due timers (on its thread, or while nothing runs its context);
+ * returns the next deadline or -1. */
+int64_t timer_list_run_due(TimerList *tl);
+/* How many times tl's timerfd was set: what arming has cost so far. */
+uint64_t timer_list_fd_sets(TimerList *tl);
+/* The main loop's list, created on first use. */
+TimerList *main_loop_timers(void);
+
+QEMUTimer *timer_new_on(TimerList *tl, QEMUTimerCB *cb, void *opaque);
+/* A timer of the main loop's list. */
 QEMUTimer *timer_new(QEMUTimerCB *cb, void *opaque);
 void timer_free(QEMUTimer *t);
 /* (Re)arm t to fire at expire_ns (absolute, clock_get_ns() time base). */
@@ -29,8 +53,8 @@ void timer_del(QEMUTimer *t);
 bool timer_pending(QEMUTimer *t);
 int64_t timer_expire_time(QEMUTimer *t);    /* -1 if not pending */
 
-/* Run due timers; returns the next deadline or -1. Used by the main loop
- * and by unit tests that drive time by hand. */
+/* timer_list_run_due of the main loop's list (unit tests drive time by hand
+ * with it). */
 int64_t timers_run_due(void);
 
 #endif

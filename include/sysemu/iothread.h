@@ -9,6 +9,7 @@
 #define SYSEMU_IOTHREAD_H
 
 #include <glib.h>
+#include "qemu/timer.h"
 #include "qemu/error.h"
 
 typedef struct IOThread IOThread;
@@ -20,6 +21,8 @@ IOThread *iothread_new(const char *id, Error **errp);
 IOThread *iothread_find(const char *id);
 const char *iothread_id(const IOThread *t);
 GMainContext *iothread_context(IOThread *t);
+/* Timers whose callbacks run on the thread (timer_new_on). */
+TimerList *iothread_timers(IOThread *t);
 /* Run fn(opaque) on the thread and wait until it has returned. */
 void iothread_run_sync(IOThread *t, void (*fn)(void *opaque), void *opaque);
 /* Stop the thread (after the work in its context that is due) and free it. */

@@ -23,11 +23,8 @@ typedef struct CpuConfig {
     char *vendor;       /* vendor=, 12 characters, or NULL */
 } CpuConfig;
 
-/* One -device (only the types we implement are accepted). */
-typedef struct DeviceConfig {
-    char *driver;       /* e.g. "isa-debug-exit" */
-    GHashTable *props;  /* property name -> value string, both g_free'd */
-} DeviceConfig;
+/* One -device: its type and property values (hw/qdev-registry.h). */
+typedef struct DeviceConfig DeviceConfig;
 
 /* One -fw_cfg [name=]NAME,string=STR|file=PATH: exactly one of string and
  * file is set. The file is read by the machine, not the parser. */
@@ -63,8 +60,8 @@ typedef struct MachineConfig {
      * Default: "mon:stdio" with -nographic, else "null"... see cmdline.c. */
     GPtrArray *serials;         /* of char * */
 
-    /* -device, in order, with -global defaults applied; PCI devices have
-     * "addr" = devfn ((slot << 3) | function) in decimal when it was given. */
+    /* -device, in order, checked against the device registry, with the
+     * -global values they did not set themselves applied. */
     GPtrArray *devices;         /* of DeviceConfig * */
 
     GPtrArray *fw_cfg_items;    /* of FwCfgItemConfig *, in order */

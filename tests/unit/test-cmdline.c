@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <glib.h>
+#include "hw/qdev-registry.h"
 #include "sysemu/machine-config.h"
 
 #define MiB (UINT64_C(1) << 20)
@@ -302,36 +303,60 @@ static void test_serial_defaults(void)
     }
 }
 
-static const char *device_prop(const DeviceConfig *dev, const char *name)
+/* The value of dev's property name, which must be of the given kind. */
+static const void *device_field(const DeviceConfig *dev, const char *name,
+                                DevicePropertyKind kind)
 {
-    return g_hash_table_lookup(dev->props, name);
+    const DeviceProperty *prop = device_type_find_property(dev->type, name);
+    g_assert_nonnull(prop);
+    g_assert_cmpint(prop->kind, ==, kind);
+    return (const char *)dev->options + prop->offset;
+}
+
+static uint32_t device_u32(const DeviceConfig *dev, const char *name)
+{
+    return *(const uint32_t *)device_field(dev, name, DEVICE_PROP_UINT32);
+}
+
+static int32_t device_devfn(const DeviceConfig *dev)
+{
+    return *(const int32_t *)device_field(dev, "addr", DEVICE_PROP_PCI_DEVFN);
+}
+
+static const DeviceConfig *device_at(const MachineConfig *cfg, guint i)
+{
+    return g_ptr_array_index(cfg->devices, i);
 }
 
 static void test_devices(void)
 {
     Parsed *p = parse_ok("-device isa-debug-exit,iobase=0xf4,iosize=4 -device isa-debug-exit "
-                         "-device isa-serial,id=com,,2 -device iosize=0x1,driver=isa-debug-exit");
-    GPtrArray *devices = p->cfg.devices;
-    g_assert_cmpuint(devices->len, ==, 4);
+                         "-device isa-serial,id=com2,index=1 "
+                         "-device iosize=0x1,driver=isa-debug-exit");
+    g_assert_cmpuint(p->cfg.devices->len, ==, 4);
 
-    const DeviceConfig *dev = g_ptr_array_index(devices, 0);
-    g_assert_cmpstr(dev->driver, ==, "isa-debug-exit");
-    g_assert_cmpstr(device_prop(dev, "iobase"), ==, "244");
-    g_assert_cmpstr(device_prop(dev, "iosize"), ==, "4");
-    g_assert_cmpuint(g_hash_table_size(dev->props), ==, 2);
+    const DeviceConfig *dev = device_at(&p->cfg, 0);
+    g_assert_cmpstr(dev->type->name, ==, "isa-debug-exit");
+    g_assert_cmphex(device_u32(dev, "iobase"), ==, 0xf4);
+    g_assert_cmpuint(device_u32(dev, "iosize"), ==, 4);
+    g_assert_null(dev->id);
+    g_assert_cmpstr(dev->origin, ==, "-device isa-debug-exit,iobase=0xf4,iosize=4");
 
-    dev = g_ptr_array_index(devices, 1);
-    g_assert_cmpstr(device_prop(dev, "iobase"), ==, "1281");   /* 0x501 */
-    g_assert_cmpstr(device_prop(dev, "iosize"), ==, "2");
+    /* Not given: the defaults of the property table. */
+    dev = device_at(&p->cfg, 1);
+    g_assert_cmphex(device_u32(dev, "iobase"), ==, 0x501);
+    g_assert_cmpuint(device_u32(dev, "iosize"), ==, 2);
+    g_assert_cmpuint(dev->given, ==, 0);
 
-    dev = g_ptr_array_index(devices, 2);
-    g_assert_cmpstr(dev->driver, ==, "isa-serial");
-    g_assert_cmpstr(device_prop(dev, "id"), ==, "com,2");
-    g_assert_cmpuint(g_hash_table_size(dev->props), ==, 1);
+    dev = device_at(&p->cfg, 2);
+    g_assert_cmpstr(dev->type->name, ==, "isa-serial");
+    g_assert_cmpstr(dev->id, ==, "com2");
+    g_assert_cmpuint(device_u32(dev, "index"), ==, 1);
+    g_assert_cmpuint(device_u32(dev, "iobase"), ==, UINT32_MAX);
 
-    dev = g_ptr_array_index(devices, 3);
-    g_assert_cmpstr(dev->driver, ==, "isa-debug-exit");
-    g_assert_cmpstr(device_prop(dev, "iosize"), ==, "1");
+    dev = device_at(&p->cfg, 3);
+    g_assert_cmpstr(dev->type->name, ==, "isa-debug-exit");
+    g_assert_cmpuint(device_u32(dev, "iosize"), ==, 1);
     parsed_free(p);
 }
 
@@ -339,18 +364,18 @@ static void test_pci_addresses(void)
 {
     static const struct {
         const char *addr;
-        const char *devfn;
+        int32_t devfn;
     } cases[] = {
-        { "3", "24" },
-        { "03", "24" },
-        { "0x3", "24" },
-        { "1f", "248" },
-        { "0x1F", "248" },
-        { "0", "0" },
-        { "4.1", "33" },
-        { "04.0", "32" },
-        { "1f.7", "255" },
-        { "0x2.0x3", "19" },
+        { "3", 24 },
+        { "03", 24 },
+        { "0x3", 24 },
+        { "1f", 248 },
+        { "0x1F", 248 },
+        { "0", 0 },
+        { "4.1", 33 },
+        { "04.0", 32 },
+        { "1f.7", 255 },
+        { "0x2.0x3", 19 },
     };
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
         char *cmdline = g_strdup_printf("-device pci-testdev,addr=%s "
@@ -359,23 +384,22 @@ static void test_pci_addresses(void)
         Parsed *p = parse_ok(cmdline);
         g_assert_cmpuint(p->cfg.devices->len, ==, 2);
         for (guint d = 0; d < 2; d++) {
-            const DeviceConfig *dev = g_ptr_array_index(p->cfg.devices, d);
-            g_assert_cmpstr(dev->driver, ==, d == 0 ? "pci-testdev" : "pdl-testdev");
-            g_assert_cmpstr(device_prop(dev, "addr"), ==, cases[i].devfn);
+            const DeviceConfig *dev = device_at(&p->cfg, d);
+            g_assert_cmpstr(dev->type->name, ==, d == 0 ? "pci-testdev" : "pdl-testdev");
+            g_assert_cmpint(device_devfn(dev), ==, cases[i].devfn);
         }
         parsed_free(p);
         g_free(cmdline);
     }
 
-    /* Without addr= there is no "addr" key: the machine picks a slot. */
+    /* Without addr= the devfn is -1: the machine picks a slot. */
     Parsed *p = parse_ok("-device pdl-testdev -device pc-testdev,id=t");
-    const DeviceConfig *dev = g_ptr_array_index(p->cfg.devices, 0);
-    g_assert_cmpstr(dev->driver, ==, "pdl-testdev");
-    g_assert_cmpuint(g_hash_table_size(dev->props), ==, 0);
-    dev = g_ptr_array_index(p->cfg.devices, 1);
-    g_assert_cmpstr(dev->driver, ==, "pc-testdev");
-    g_assert_cmpstr(device_prop(dev, "id"), ==, "t");
-    g_assert_cmpuint(g_hash_table_size(dev->props), ==, 1);
+    const DeviceConfig *dev = device_at(&p->cfg, 0);
+    g_assert_cmpstr(dev->type->name, ==, "pdl-testdev");
+    g_assert_cmpint(device_devfn(dev), ==, -1);
+    dev = device_at(&p->cfg, 1);
+    g_assert_cmpstr(dev->type->name, ==, "pc-testdev");
+    g_assert_cmpstr(dev->id, ==, "t");
     parsed_free(p);
 }
 
@@ -388,35 +412,35 @@ static void test_globals(void)
                          "-global driver=isa-debug-exit,property=iosize,value=4 "
                          "-device isa-debug-exit,iosize=1,iobase=0x90 "
                          "-global pdl-testdev.addr=5 -device pdl-testdev "
-                         "-device pdl-testdev,addr=6.1");
-    GPtrArray *devices = p->cfg.devices;
-    g_assert_cmpuint(devices->len, ==, 6);
+                         "-device pdl-testdev,addr=6.1 -global isa-serial.irq=0x5");
+    g_assert_cmpuint(p->cfg.devices->len, ==, 6);
     static const struct {
-        const char *iobase, *iosize;
-    } debug_exits[] = { { "244", "4" }, { "128", "4" }, { NULL, NULL }, { "144", "1" } };
+        uint32_t iobase, iosize;
+    } debug_exits[] = { { 0xf4, 4 }, { 0x80, 4 }, { 0, 0 }, { 0x90, 1 } };
     for (guint i = 0; i < G_N_ELEMENTS(debug_exits); i++) {
-        const DeviceConfig *dev = g_ptr_array_index(devices, i);
+        const DeviceConfig *dev = device_at(&p->cfg, i);
         if (!debug_exits[i].iobase) {
-            /* Other drivers are untouched. */
-            g_assert_cmpstr(dev->driver, ==, "isa-serial");
-            g_assert_cmpuint(g_hash_table_size(dev->props), ==, 0);
+            /* Other drivers are untouched by isa-debug-exit's globals. */
+            g_assert_cmpstr(dev->type->name, ==, "isa-serial");
+            g_assert_cmpuint(device_u32(dev, "irq"), ==, 5);
+            g_assert_cmpuint(device_u32(dev, "iobase"), ==, UINT32_MAX);
             continue;
         }
-        g_assert_cmpstr(dev->driver, ==, "isa-debug-exit");
-        g_assert_cmpstr(device_prop(dev, "iobase"), ==, debug_exits[i].iobase);
-        g_assert_cmpstr(device_prop(dev, "iosize"), ==, debug_exits[i].iosize);
+        g_assert_cmpstr(dev->type->name, ==, "isa-debug-exit");
+        g_assert_cmphex(device_u32(dev, "iobase"), ==, debug_exits[i].iobase);
+        g_assert_cmpuint(device_u32(dev, "iosize"), ==, debug_exits[i].iosize);
     }
-    g_assert_cmpstr(device_prop(g_ptr_array_index(devices, 4), "addr"), ==, "40");
-    g_assert_cmpstr(device_prop(g_ptr_array_index(devices, 5), "addr"), ==, "49");
+    g_assert_cmpint(device_devfn(device_at(&p->cfg, 4)), ==, 5 << 3);
+    g_assert_cmpint(device_devfn(device_at(&p->cfg, 5)), ==, 6 << 3 | 1);
     g_assert_false(p->cfg.pit_discard_lost_ticks);
     parsed_free(p);
 
     /* The later -global wins; built-in defaults fill the rest. */
     p = parse_ok("-global isa-debug-exit.iosize=1 -global isa-debug-exit.iosize=8 "
                  "-device isa-debug-exit");
-    const DeviceConfig *dev = g_ptr_array_index(p->cfg.devices, 0);
-    g_assert_cmpstr(device_prop(dev, "iosize"), ==, "8");
-    g_assert_cmpstr(device_prop(dev, "iobase"), ==, "1281");
+    const DeviceConfig *dev = device_at(&p->cfg, 0);
+    g_assert_cmpuint(device_u32(dev, "iosize"), ==, 8);
+    g_assert_cmphex(device_u32(dev, "iobase"), ==, 0x501);
     parsed_free(p);
 
     /* A -global for a driver without -device changes nothing. */
@@ -542,18 +566,28 @@ static void test_errors(void)
         { "-serial null -serial null -serial null -serial null -serial null",
           "-serial null: too many serial ports" },
         { "-serial stdio -serial mon:stdio", "-serial mon:stdio: stdio is already used" },
-        { "-device foo", "-device foo: unknown device type (try -device help)" },
-        { "-device isa-debug-exit,bar=1", "-device isa-debug-exit,bar=1: device "
-          "'isa-debug-exit' has no property 'bar'" },
-        { "-device isa-debug-exit,iobase=0x10000", "-device isa-debug-exit,iobase=0x10000: "
-          "parameter 'iobase' must be between 0 and 65535" },
+        { "-device foo", "-device foo: 'foo' is not a valid device model name (try -device "
+          "help)" },
+        { "-device isa-debug-exit,bar=1", "-device isa-debug-exit,bar=1: Property "
+          "'isa-debug-exit.bar' not found (try -device isa-debug-exit,help)" },
+        { "-device isa-debug-exit,iobase=0x100000000", "-device isa-debug-exit,"
+          "iobase=0x100000000: Property 'isa-debug-exit.iobase' expects an integer from 0 "
+          "to 4294967295, not '0x100000000'" },
         { "-device isa-debug-exit,iosize=four", "-device isa-debug-exit,iosize=four: "
-          "parameter 'iosize' expects a number" },
+          "Property 'isa-debug-exit.iosize' expects an integer" },
         { "-device isa-debug-exit,iosize=-1", "-device isa-debug-exit,iosize=-1: "
-          "parameter 'iosize' expects a number" },
-        { "-device isa-serial,iobase=0x3f8", "-device isa-serial,iobase=0x3f8: device "
-          "'isa-serial' has no property 'iobase'" },
+          "Property 'isa-debug-exit.iosize' expects an integer" },
+        { "-device isa-debug-exit,iosize", "-device isa-debug-exit,iosize: "
+          "Property 'isa-debug-exit.iosize' needs a value" },
+        { "-device isa-serial,baudbase=9600", "-device isa-serial,baudbase=9600: Property "
+          "'isa-serial.baudbase' not found" },
         { "-device id=x", "-device id=x: parameter 'driver' is missing" },
+        { "-device isa-serial,id=1st", "-device isa-serial,id=1st: Parameter 'id' expects "
+          "an identifier" },
+        { "-device isa-serial,id=a,,b", "-device isa-serial,id=a,,b: Parameter 'id' expects "
+          "an identifier" },
+        { "-device isa-serial,id=a -device pdl-testdev,id=a", "-device pdl-testdev,id=a: "
+          "Duplicate ID 'a' for device" },
         { "-initrd initrd.img", "-initrd only allowed with -kernel option" },
         { "--append console=ttyS0", "--append only allowed with -kernel option" },
         { "-smp 4,sockets=3", "-smp 4,sockets=3: invalid CPU topology" },
@@ -579,42 +613,40 @@ static void test_errors(void)
         { "-net nic", "-net nic: only -net none is supported" },
         { "-monitor stdio", "-monitor stdio: only -monitor none is supported" },
         { "-qmp stdio", "-qmp stdio: not supported yet" },
-        { "-global isa-serial.iobase=0x2f8", "-global isa-serial.iobase=0x2f8: device "
-          "'isa-serial' has no property 'iobase'" },
-        { "-global foo.bar=1", "-global foo.bar=1: unknown device type 'foo'" },
+        { "-global isa-serial.baudbase=9600", "-global isa-serial.baudbase=9600: Property "
+          "'isa-serial.baudbase' not found" },
+        { "-global foo.bar=1", "-global foo.bar=1: 'foo' is not a valid device model name" },
         { "-global isa-debug-exit.iobase=lots", "-global isa-debug-exit.iobase=lots: "
-          "parameter 'iobase' expects a number" },
-        { "-global isa-debug-exit.iosize=0", "-global isa-debug-exit.iosize=0: parameter "
-          "'iosize' must be between 1 and 65535" },
-        { "-global pci-testdev.addr=20", "-global pci-testdev.addr=20: parameter 'addr' "
-          "expects SLOT[.FUNCTION]" },
+          "Property 'isa-debug-exit.iobase' expects an integer" },
+        { "-global pci-testdev.addr=20", "-global pci-testdev.addr=20: Property "
+          "'pci-testdev.addr' expects SLOT[.FUNCTION]" },
         { "-global isa-serial.id=com1", "-global isa-serial.id=com1: property 'id' names "
           "one device" },
         { "-global kvm-pit.lost_tick_policy=slew", "-global kvm-pit.lost_tick_policy=slew: "
           "lost_tick_policy must be discard or delay" },
-        { "-global kvm-pit.irq0=1", "-global kvm-pit.irq0=1: device 'kvm-pit' has no "
-          "property 'irq0'" },
+        { "-global kvm-pit.irq0=1", "-global kvm-pit.irq0=1: Property 'kvm-pit.irq0' not "
+          "found" },
         { "-global driver=isa-serial,property=id", "-global driver=isa-serial,property=id: "
           "driver, property and value are all required" },
         { "-global isa-serial", "-global isa-serial: expected DRIVER.PROPERTY=VALUE" },
         { "-global driver=kvm-pit,prop=x,value=y", "-global driver=kvm-pit,prop=x,value=y: "
           "expected DRIVER.PROPERTY=VALUE" },
         { "-global", "-global: requires an argument" },
-        { "-device pci-testdev,addr=20", "-device pci-testdev,addr=20: parameter 'addr' "
-          "expects SLOT[.FUNCTION] with SLOT 0 to 1f (hexadecimal) and FUNCTION 0 to 7, "
-          "not '20'" },
-        { "-device pci-testdev,addr=3.8", "-device pci-testdev,addr=3.8: parameter 'addr'" },
-        { "-device pdl-testdev,addr=x", "-device pdl-testdev,addr=x: parameter 'addr'" },
-        { "-device pdl-testdev,addr=", "-device pdl-testdev,addr=: parameter 'addr'" },
-        { "-device pdl-testdev,addr=3.", "-device pdl-testdev,addr=3.: parameter 'addr'" },
-        { "-device pdl-testdev,addr=.1", "-device pdl-testdev,addr=.1: parameter 'addr'" },
-        { "-device pdl-testdev,addr=0x", "-device pdl-testdev,addr=0x: parameter 'addr'" },
-        { "-device pdl-testdev,addr=-1", "-device pdl-testdev,addr=-1: parameter 'addr'" },
-        { "-device pdl-testdev,addr=3.1.1", "-device pdl-testdev,addr=3.1.1: parameter 'addr'" },
-        { "-device pdl-testdev,addr", "-device pdl-testdev,addr: parameter 'addr' needs a "
-          "value" },
-        { "-device pc-testdev,addr=3", "-device pc-testdev,addr=3: device 'pc-testdev' has "
-          "no property 'addr'" },
+        { "-device pci-testdev,addr=20", "-device pci-testdev,addr=20: Property "
+          "'pci-testdev.addr' expects SLOT[.FUNCTION] with SLOT 0 to 1f (hexadecimal) and "
+          "FUNCTION 0 to 7, not '20'" },
+        { "-device pci-testdev,addr=3.8", "-device pci-testdev,addr=3.8: Property 'pci-testdev.addr'" },
+        { "-device pdl-testdev,addr=x", "-device pdl-testdev,addr=x: Property 'pdl-testdev.addr'" },
+        { "-device pdl-testdev,addr=", "-device pdl-testdev,addr=: Property 'pdl-testdev.addr'" },
+        { "-device pdl-testdev,addr=3.", "-device pdl-testdev,addr=3.: Property 'pdl-testdev.addr'" },
+        { "-device pdl-testdev,addr=.1", "-device pdl-testdev,addr=.1: Property 'pdl-testdev.addr'" },
+        { "-device pdl-testdev,addr=0x", "-device pdl-testdev,addr=0x: Property 'pdl-testdev.addr'" },
+        { "-device pdl-testdev,addr=-1", "-device pdl-testdev,addr=-1: Property 'pdl-testdev.addr'" },
+        { "-device pdl-testdev,addr=3.1.1", "-device pdl-testdev,addr=3.1.1: Property 'pdl-testdev.addr'" },
+        { "-device pdl-testdev,addr", "-device pdl-testdev,addr: Property "
+          "'pdl-testdev.addr' needs a value" },
+        { "-device pc-testdev,addr=3", "-device pc-testdev,addr=3: Property "
+          "'pc-testdev.addr' not found" },
         { "-fw_cfg string=x", "-fw_cfg string=x: a non-empty name= is required" },
         { "-fw_cfg opt/a", "-fw_cfg opt/a: exactly one of string= and file= is required" },
         { "-fw_cfg opt/a,string=x,file=y", "-fw_cfg opt/a,string=x,file=y: exactly one of" },
@@ -672,12 +704,18 @@ static void test_informational(void)
           "1b36:0005\"\n" },
         { "-device help", "name \"pdl-testdev\", bus PCI, desc \"our PCI test device "
           "7e57:0001 (MMIO/IO BARs, INTx, MSI, MSI-X, DMA)\"\n" },
-        { "-device pci-testdev,help", "addr=<slot[.fn]>" },
-        { "-device pdl-testdev,?", "id=<str>" },
+        { "-device pci-testdev,help", "pci-testdev options:\n  addr=<int32>           - "
+          "Slot and optional function number, example: 06.0 or 06 (default: -1)\n" },
+        { "-device pdl-testdev,?", "addr=<int32>" },
+        { "-device pc-testdev,help", "There are no options for pc-testdev.\n" },
+        { "-device help", "Input devices:\nname \"isa-serial\", bus ISA" },
+        { "-device help", "\n\nMisc devices:\nname \"isa-debug-exit\", bus ISA" },
         { "-help", "-fw_cfg [name=]NAME,string=STR|file=PATH" },
         { "-help", "-global DRIVER.PROP=VALUE" },
-        { "-device isa-debug-exit,help", "iobase=<uint>" },
-        { "-device isa-debug-exit,help", "(default: 1281)" },
+        { "-device isa-debug-exit,help", "isa-debug-exit options:\n"
+          "  iobase=<uint32>        -  (default: 1281)\n"
+          "  iosize=<uint32>        -  (default: 2)\n" },
+        { "-device isa-serial,help", "  index=<uint32>         - COM port 0 to 3" },
         { "-cpu help", "Available CPUs:" },
         { "-cpu help", "qemu64" },
         { "-accel help", "kvm" },

@@ -1,9 +1,11 @@
-/* Flat views, dispatch, lock modes and DMA of softmmu/memory.c. */
+/* Flat views, containers, dispatch, lock modes and DMA of softmmu/memory.c
+ * and softmmu/dma-helpers.c. */
 #include <pthread.h>
 #include <string.h>
 #include <time.h>
 #include <glib.h>
 #include "exec/memory.h"
+#include "sysemu/dma.h"
 
 typedef struct TestDev {
     QEMUDevice dev;
@@ -416,6 +418,273 @@ static void test_concurrent_transactions_each_publish(void)
     address_space_free(as);
 }
 
+/* ---- containers ---- */
+
+static void assert_decodes(AddressSpace *as, uint64_t addr, MemoryRegion *mr, uint64_t offset)
+{
+    uint64_t found_offset = UINT64_MAX;
+    MemoryRegion *found = address_space_lookup(as, addr, &found_offset);
+    g_assert(found == mr);
+    if (mr) {
+        g_assert_cmphex(found_offset, ==, offset);
+    }
+}
+
+/*
+ * A BAR-like container at 0x10000 (0x1000 bytes) over RAM of lower
+ * priority, holding two overlapping children, a third added later at
+ * the same priority as one of them, a nested container whose child
+ * reaches past the nested container's end, and a child that reaches past
+ * the outer container's end. Every 16th address from 0xf000 to 0x12000
+ * must decode as the table in the test draws it.
+ */
+typedef struct Drawn {
+    uint64_t start;             /* up to the next entry's start */
+    MemoryRegion *mr;           /* NULL: unassigned */
+    uint64_t base;              /* where mr's offset 0 is */
+} Drawn;
+
+static void test_container_nesting_priorities_clipping(void)
+{
+    AddressSpace *as = address_space_new("t");
+    uint8_t *ram = g_malloc0(0x20000);
+    MemoryRegion ram_mr, bar, nested;
+    memory_region_init_ram(&ram_mr, "ram", 0x20000, ram);
+    TestDev *low = testdev_new(1, 0x100), *high = testdev_new(2, 0x200);
+    TestDev *tie = testdev_new(3, 0x10), *deep = testdev_new(4, 0x1000);
+    TestDev *edge = testdev_new(5, 0x100);
+    memory_region_init_container(&bar, &low->dev, "bar", 0x1000);
+    memory_region_init_container(&nested, &low->dev, "nested", 0x200);
+    /* The high one first: priority, not age, must make it win. */
+    memory_region_add_subregion(&bar, 0x080, &high->mr, 1);
+    memory_region_add_subregion(&bar, 0x000, &low->mr, 0);
+    memory_region_add_subregion(&bar, 0xa00, &nested, 0);
+    memory_region_add_subregion(&nested, 0x100, &deep->mr, 0);
+    memory_region_add_subregion(&bar, 0xf80, &edge->mr, 0);
+    address_space_map(as, &ram_mr, 0, -2);
+    address_space_map(as, &bar, 0x10000, -1);
+    /* Equal priority: the child added later wins. */
+    memory_region_add_subregion(&bar, 0x10, &tie->mr, 0);
+
+    const Drawn drawn[] = {
+        { 0x00000, &ram_mr, 0 },
+        { 0x10000, &low->mr, 0x10000 },
+        { 0x10010, &tie->mr, 0x10010 },
+        { 0x10020, &low->mr, 0x10000 },
+        { 0x10080, &high->mr, 0x10080 },
+        { 0x10280, NULL, 0 },                   /* holes hide the RAM */
+        { 0x10b00, &deep->mr, 0x10b00 },        /* nested's hole before it */
+        { 0x10c00, NULL, 0 },                   /* deep clipped by nested */
+        { 0x10f80, &edge->mr, 0x10f80 },
+        { 0x11000, &ram_mr, 0 },                /* edge clipped by bar */
+    };
+    size_t i = 0;
+    for (uint64_t addr = 0xf000; addr < 0x12000; addr += 0x10) {
+        while (i + 1 < G_N_ELEMENTS(drawn) && drawn[i + 1].start <= addr) {
+            i++;
+        }
+        assert_decodes(as, addr, drawn[i].mr, addr - drawn[i].base);
+        assert_decodes(as, addr + 0xf, drawn[i].mr, addr + 0xf - drawn[i].base);
+    }
+
+    /* What dispatch reaches, holes included, in one access. */
+    uint8_t bytes[8];
+    g_assert_cmpint(address_space_read(as, 0x1027c, bytes, 8), ==, MEMTX_UNASSIGNED);
+    g_assert_cmphex(bytes[4], ==, 0xff);
+    g_assert_cmpuint(high->last_offset, ==, 0x1fc);
+    address_space_free(as);
+    g_free(ram);
+}
+
+/* A container mapped near the top of the space: children past 2^64 are
+ * clipped away, not wrapped to address 0. */
+static void test_container_at_the_top(void)
+{
+    AddressSpace *as = address_space_new("t");
+    MemoryRegion outer, inner;
+    /* wrapped starts past 2^64; from its wrapped-around start, its size
+     * would cover everything. */
+    TestDev *below = testdev_new(1, 0x10), *wrapped = testdev_new(2, UINT64_MAX);
+    memory_region_init_container(&outer, &below->dev, "outer", 0x100);
+    memory_region_init_container(&inner, &below->dev, "inner", 0x1000);
+    memory_region_add_subregion(&outer, 0xf0, &inner, 0);
+    memory_region_add_subregion(&inner, 0x0, &below->mr, 0);
+    memory_region_add_subregion(&inner, 0x800, &wrapped->mr, 0);
+    address_space_map(as, &outer, UINT64_MAX - 0xff, 0);
+    assert_decodes(as, UINT64_MAX - 0xf, &below->mr, 0);
+    assert_decodes(as, UINT64_MAX, &below->mr, 0xf);
+    assert_decodes(as, 0x7ff, NULL, 0);
+    address_space_free(as);
+}
+
+/* Moving a container (a BAR reprogrammed) moves its children; what was
+ * there becomes unassigned. */
+static void test_container_move(void)
+{
+    AddressSpace *as = address_space_new("t");
+    TestDev *regs = testdev_new(1, 0x100), *table = testdev_new(2, 0x40);
+    MemoryRegion bar;
+    memory_region_init_container(&bar, &regs->dev, "bar", 0x4000);
+    memory_region_add_subregion(&bar, 0, &regs->mr, 0);
+    memory_region_add_subregion(&bar, 0x2000, &table->mr, 0);
+    address_space_map(as, &bar, 0xe0000000, -1);
+    assert_decodes(as, 0xe0002010, &table->mr, 0x10);
+
+    address_space_begin(as);
+    address_space_unmap(as, &bar);
+    address_space_map(as, &bar, 0xe0010000, -1);
+    assert_decodes(as, 0xe0002010, &table->mr, 0x10);     /* not yet published */
+    address_space_commit(as);
+    assert_decodes(as, 0xe0002010, NULL, 0);
+    assert_decodes(as, 0xe0012010, &table->mr, 0x10);
+    assert_decodes(as, 0xe0010004, &regs->mr, 4);
+    g_assert(address_space_lookup_mapping(as, 0xe0011000) == &bar);    /* a hole */
+    g_assert_null(address_space_lookup_mapping(as, 0xe0002010));
+    address_space_free(as);
+}
+
+/* Subregions added to or removed from a mapped container appear and go at
+ * once; inside a transaction, at its commit. A region leaves one container
+ * and joins another. */
+static void test_container_changes_republish(void)
+{
+    AddressSpace *as = address_space_new("t");
+    TestDev *a = testdev_new(1, 0x10), *b = testdev_new(2, 0x10);
+    MemoryRegion bar, other;
+    memory_region_init_container(&bar, &a->dev, "bar", 0x100);
+    memory_region_init_container(&other, &a->dev, "other", 0x100);
+    address_space_map(as, &bar, 0x1000, 0);
+    address_space_map(as, &other, 0x2000, 0);
+    assert_decodes(as, 0x1000, NULL, 0);
+
+    memory_region_add_subregion(&bar, 0x20, &a->mr, 0);
+    assert_decodes(as, 0x1020, &a->mr, 0);
+
+    address_space_begin(as);
+    memory_region_add_subregion(&bar, 0x40, &b->mr, 0);
+    memory_region_del_subregion(&bar, &a->mr);
+    assert_decodes(as, 0x1020, &a->mr, 0);
+    assert_decodes(as, 0x1040, NULL, 0);
+    address_space_commit(as);
+    assert_decodes(as, 0x1020, NULL, 0);
+    assert_decodes(as, 0x1040, &b->mr, 0);
+
+    memory_region_del_subregion(&bar, &b->mr);
+    memory_region_add_subregion(&other, 0, &b->mr, 0);
+    assert_decodes(as, 0x1040, NULL, 0);
+    assert_decodes(as, 0x2000, &b->mr, 0);
+
+    /* An unmapped container is built without any view; mapping it shows all. */
+    address_space_unmap(as, &bar);
+    memory_region_add_subregion(&bar, 0, &a->mr, 0);
+    assert_decodes(as, 0x1000, NULL, 0);
+    address_space_map(as, &bar, 0x3000, 0);
+    assert_decodes(as, 0x3000, &a->mr, 0);
+    address_space_free(as);
+}
+
+/* An access to a child runs under the child's owner's lock, not the
+ * container's owner's; a lock-free child takes none. */
+static void test_container_dispatch_locks_the_child_owner(void)
+{
+    static const MemoryRegionOps free_ops = {
+        .read = testdev_read, .write = testdev_write, .locking = REGION_LOCK_FREE,
+    };
+    AddressSpace *as = address_space_new("t");
+    TestDev *bar_owner = testdev_new(1, 0x10), *child = testdev_new(2, 0x10);
+    TestDev *lock_free = testdev_new(3, 0x10);
+    memory_region_init_io(&lock_free->mr, &lock_free->dev, &free_ops, lock_free, "free", 0x10);
+    MemoryRegion bar;
+    memory_region_init_container(&bar, &bar_owner->dev, "bar", 0x100);
+    memory_region_add_subregion(&bar, 0x10, &child->mr, 0);
+    memory_region_add_subregion(&bar, 0x20, &lock_free->mr, 0);
+    address_space_map(as, &bar, 0x1000, 0);
+
+    uint32_t value = 0x1234;
+    g_assert_cmpint(address_space_write(as, 0x1014, &value, 4), ==, MEMTX_OK);
+    g_assert_cmpuint(child->writes, ==, 1);
+    g_assert_cmpuint(child->last_offset, ==, 4);
+    g_assert_cmpuint(atomic_load(&child->dev.lock.acquisitions), ==, 1);
+    g_assert_cmpuint(atomic_load(&bar_owner->dev.lock.acquisitions), ==, 0);
+
+    g_assert_cmpint(address_space_read(as, 0x1020, &value, 4), ==, MEMTX_OK);
+    g_assert_cmpuint(lock_free->reads, ==, 1);
+    g_assert_cmpuint(atomic_load(&lock_free->dev.lock.acquisitions), ==, 0);
+    g_assert_cmpuint(atomic_load(&bar_owner->dev.lock.acquisitions), ==, 0);
+    address_space_free(as);
+}
+
+/*
+ * A reader keeps looking while a writer, in one transaction per round,
+ * moves a container between two places, takes its high-priority child out
+ * and puts it back, and unmaps and maps a second container at the same
+ * place. Every view the reader gets must be whole: the moving container
+ * shows its high child (at the right offset) over the low one, or nothing;
+ * the second container's child never disappears.
+ */
+typedef struct MovingContainer {
+    AddressSpace *as;
+    MemoryRegion bar, steady_bar;
+    TestDev *low, *high, *steady;
+    atomic_bool stop;
+    unsigned inconsistent, lookups;
+} MovingContainer;
+
+static bool sees_a_whole_view(MovingContainer *mc, uint64_t base)
+{
+    uint64_t off;
+    MemoryRegion *found = address_space_lookup(mc->as, base + 0x48, &off);
+    return found ? found == &mc->high->mr && off == 0x8 : true;
+}
+
+static gpointer watch_containers(gpointer opaque)
+{
+    MovingContainer *mc = opaque;
+    while (!atomic_load(&mc->stop) || mc->lookups < 1000) {
+        uint64_t off = 0;
+        mc->inconsistent += !sees_a_whole_view(mc, 0x10000);
+        mc->inconsistent += !sees_a_whole_view(mc, 0x20000);
+        mc->inconsistent += address_space_lookup(mc->as, 0x30014, &off) != &mc->steady->mr ||
+                            off != 4;
+        mc->lookups++;
+    }
+    return NULL;
+}
+
+static void test_container_moves_under_a_reader(void)
+{
+    MovingContainer *mc = g_new0(MovingContainer, 1);
+    mc->as = address_space_new("t");
+    mc->low = testdev_new(1, 0x100);
+    mc->high = testdev_new(2, 0x10);
+    mc->steady = testdev_new(3, 0x10);
+    memory_region_init_container(&mc->bar, &mc->low->dev, "bar", 0x1000);
+    memory_region_init_container(&mc->steady_bar, &mc->steady->dev, "steady-bar", 0x100);
+    memory_region_add_subregion(&mc->bar, 0, &mc->low->mr, 0);
+    memory_region_add_subregion(&mc->bar, 0x40, &mc->high->mr, 1);
+    memory_region_add_subregion(&mc->steady_bar, 0x10, &mc->steady->mr, 0);
+    address_space_map(mc->as, &mc->steady_bar, 0x30000, 0);
+    address_space_map(mc->as, &mc->bar, 0x10000, 0);
+    GThread *reader = g_thread_new("reader", watch_containers, mc);
+    for (unsigned i = 0; i < 20000; i++) {
+        address_space_begin(mc->as);
+        address_space_unmap(mc->as, &mc->bar);
+        address_space_map(mc->as, &mc->bar, i % 2 ? 0x10000 : 0x20000, 0);
+        memory_region_del_subregion(&mc->bar, &mc->high->mr);
+        memory_region_add_subregion(&mc->bar, 0x40, &mc->high->mr, 1);
+        address_space_unmap(mc->as, &mc->steady_bar);
+        address_space_map(mc->as, &mc->steady_bar, 0x30000, 0);
+        address_space_commit(mc->as);
+    }
+    atomic_store(&mc->stop, true);
+    g_thread_join(reader);
+    g_assert_cmpuint(mc->inconsistent, ==, 0);
+    assert_decodes(mc->as, 0x10048, &mc->high->mr, 0x8);
+    assert_decodes(mc->as, 0x20048, NULL, 0);
+    address_space_free(mc->as);
+    g_free(mc);
+}
+
 static void test_dma_ram_only(void)
 {
     memory_init();
@@ -447,6 +716,140 @@ static void test_dma_ram_only(void)
     address_space_unmap(address_space_memory, &mmio->mr);
 }
 
+/* ---- scatter-gather DMA ---- */
+
+/*
+ * Guest RAM as a PC lays it out, shrunk: two RAM regions that meet at
+ * 0x210000, a device's MMIO at 0x220000, more RAM after it at 0x221000.
+ * The two that meet are cut from one host block in the other order, so
+ * they never continue each other in host memory.
+ */
+typedef struct SGLayout {
+    uint8_t *backing, *low, *high, *after;
+    MemoryRegion low_mr, high_mr, after_mr;
+    TestDev *mmio;
+} SGLayout;
+
+#define SG_LOW      0x200000
+#define SG_HIGH     0x210000
+#define SG_MMIO     0x220000
+#define SG_AFTER    0x221000
+
+static SGLayout *sg_layout_new(void)
+{
+    memory_init();
+    SGLayout *l = g_new0(SGLayout, 1);
+    l->backing = g_malloc0(0x21000);
+    l->high = l->backing;
+    l->low = l->backing + 0x11000;
+    l->after = g_malloc0(0x1000);
+    l->mmio = testdev_new(0x60, 0x1000);
+    memory_region_init_ram(&l->low_mr, "sg-low", 0x10000, l->low);
+    memory_region_init_ram(&l->high_mr, "sg-high", 0x10000, l->high);
+    memory_region_init_ram(&l->after_mr, "sg-after", 0x1000, l->after);
+    address_space_map(address_space_memory, &l->low_mr, SG_LOW, 0);
+    address_space_map(address_space_memory, &l->high_mr, SG_HIGH, 0);
+    address_space_map(address_space_memory, &l->mmio->mr, SG_MMIO, 0);
+    address_space_map(address_space_memory, &l->after_mr, SG_AFTER, 0);
+    return l;
+}
+
+static void sg_layout_free(SGLayout *l)
+{
+    address_space_unmap(address_space_memory, &l->low_mr);
+    address_space_unmap(address_space_memory, &l->high_mr);
+    address_space_unmap(address_space_memory, &l->mmio->mr);
+    address_space_unmap(address_space_memory, &l->after_mr);
+    g_free(l->backing);
+    g_free(l->after);
+    g_free(l);
+}
+
+static void test_dma_sg_split_and_merge(void)
+{
+    SGLayout *l = sg_layout_new();
+    struct iovec iov[8];
+    size_t n = 99;
+
+    /* Crossing from one RAM region into the next: one iovec for each. */
+    DMASegment across[] = { { SG_HIGH - 0x100, 0x300 } };
+    g_assert_true(dma_memory_map_sg(across, 1, iov, 8, &n));
+    g_assert_cmpuint(n, ==, 2);
+    g_assert(iov[0].iov_base == l->low + 0xff00 && iov[0].iov_len == 0x100);
+    g_assert(iov[1].iov_base == l->high && iov[1].iov_len == 0x200);
+
+    /* Pieces contiguous in host memory share an iovec; empty pieces add
+     * nothing, wherever they point. A write through the iovecs is a write
+     * to guest RAM. */
+    DMASegment list[] = {
+        { SG_LOW + 0x10, 0x10 }, { SG_MMIO, 0 }, { SG_LOW + 0x20, 0x30 },
+        { SG_AFTER + 0x800, 0x100 }, { UINT64_MAX, 0 },
+    };
+    g_assert_true(dma_memory_map_sg(list, G_N_ELEMENTS(list), iov, 8, &n));
+    g_assert_cmpuint(n, ==, 2);
+    g_assert(iov[0].iov_base == l->low + 0x10 && iov[0].iov_len == 0x40);
+    g_assert(iov[1].iov_base == l->after + 0x800 && iov[1].iov_len == 0x100);
+    memset(iov[1].iov_base, 0x5a, iov[1].iov_len);
+    uint8_t back[0x100];
+    g_assert_true(dma_memory_read(SG_AFTER + 0x800, back, sizeof(back)));
+    g_assert_cmphex(back[0xff], ==, 0x5a);
+
+    g_assert_true(dma_memory_map_sg(NULL, 0, iov, 8, &n));
+    g_assert_cmpuint(n, ==, 0);
+    g_assert_cmpuint(l->mmio->reads + l->mmio->writes, ==, 0);
+    sg_layout_free(l);
+}
+
+static void test_dma_sg_refused(void)
+{
+    SGLayout *l = sg_layout_new();
+    struct iovec iov[4];
+    size_t n;
+    uint64_t refused = dma_refused_count();
+
+    /* RAM, then the device's MMIO: the whole list is refused. */
+    DMASegment into_mmio[] = { { SG_LOW, 0x10 }, { SG_MMIO - 0x10, 0x20 } };
+    g_assert_false(dma_memory_map_sg(into_mmio, 2, iov, 4, &n));
+    g_assert_cmpuint(dma_refused_count(), ==, refused + 1);
+    /* Beyond the last RAM byte: unassigned. */
+    DMASegment past_ram[] = { { SG_AFTER + 0xfff, 2 } };
+    g_assert_false(dma_memory_map_sg(past_ram, 1, iov, 4, &n));
+    g_assert_cmpuint(dma_refused_count(), ==, refused + 2);
+
+    /* addr + len wraps past 2^64, from RAM at the top onto RAM at 0. */
+    static uint8_t top[0x1000], bottom[0x1000];
+    MemoryRegion top_mr, bottom_mr;
+    memory_region_init_ram(&top_mr, "sg-top", sizeof(top), top);
+    memory_region_init_ram(&bottom_mr, "sg-bottom", sizeof(bottom), bottom);
+    address_space_map(address_space_memory, &top_mr, UINT64_MAX - 0xfff, 0);
+    address_space_map(address_space_memory, &bottom_mr, 0, 0);
+    DMASegment up_to_the_top[] = { { UINT64_MAX - 0xf, 0x10 } };
+    g_assert_true(dma_memory_map_sg(up_to_the_top, 1, iov, 4, &n));
+    g_assert(n == 1 && iov[0].iov_base == top + 0xff0 && iov[0].iov_len == 0x10);
+    DMASegment wraps[] = { { UINT64_MAX - 0xf, 0x20 } };
+    g_assert_false(dma_memory_map_sg(wraps, 1, iov, 4, &n));
+    g_assert_cmpuint(dma_refused_count(), ==, refused + 3);
+    address_space_unmap(address_space_memory, &top_mr);
+    address_space_unmap(address_space_memory, &bottom_mr);
+
+    /* Five separate pieces for four iovecs; the same five fit in five. */
+    DMASegment many[5];
+    for (unsigned i = 0; i < 5; i++) {
+        many[i] = (DMASegment) { SG_LOW + i * 0x100, 0x10 };
+    }
+    g_assert_false(dma_memory_map_sg(many, 5, iov, 4, &n));
+    g_assert_cmpuint(dma_refused_count(), ==, refused + 4);
+    struct iovec five[5];
+    g_assert_true(dma_memory_map_sg(many, 5, five, 5, &n));
+    g_assert_cmpuint(n, ==, 5);
+    /* One piece split at a RAM boundary needs two. */
+    DMASegment across[] = { { SG_HIGH - 1, 2 } };
+    g_assert_false(dma_memory_map_sg(across, 1, iov, 1, &n));
+    g_assert_cmpuint(dma_refused_count(), ==, refused + 5);
+    g_assert_cmpuint(l->mmio->reads + l->mmio->writes, ==, 0);
+    sg_layout_free(l);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -461,6 +864,17 @@ int main(int argc, char **argv)
     g_test_add_func("/memory/concurrent-readers", test_concurrent_readers_see_whole_views);
     g_test_add_func("/memory/concurrent-transactions",
                     test_concurrent_transactions_each_publish);
+    g_test_add_func("/memory/container/nesting-priorities-clipping",
+                    test_container_nesting_priorities_clipping);
+    g_test_add_func("/memory/container/at-the-top", test_container_at_the_top);
+    g_test_add_func("/memory/container/move", test_container_move);
+    g_test_add_func("/memory/container/changes-republish", test_container_changes_republish);
+    g_test_add_func("/memory/container/dispatch-locks-the-child-owner",
+                    test_container_dispatch_locks_the_child_owner);
+    g_test_add_func("/memory/container/moves-under-a-reader",
+                    test_container_moves_under_a_reader);
     g_test_add_func("/memory/dma-ram-only", test_dma_ram_only);
+    g_test_add_func("/memory/dma-sg/split-and-merge", test_dma_sg_split_and_merge);
+    g_test_add_func("/memory/dma-sg/refused", test_dma_sg_refused);
     return g_test_run();
 }

@@ -657,11 +657,18 @@ static void test_msix_bad_access(void)
     g_assert_cmphex(mmio_read32(msix_entry_addr(2, 8)), ==, 0x77);
     g_assert_true(msix_vector_masked(&t->pci, 2));
 
-    /* Past the table, between table and PBA, past the PBA, the PBA itself. */
-    mmio_write32(msix_entry_addr(4, 0), 0xffffffff);
-    g_assert_cmphex(mmio_read32(msix_entry_addr(4, 0)), ==, 0);
-    g_assert_cmphex(mmio_read32(MSIX_BAR_ADDR + 0x800), ==, 0);
-    g_assert_cmphex(mmio_read32(MSIX_BAR_ADDR + 0x1008), ==, 0);
+    /* Past the table, between table and PBA, past the PBA: holes of the
+     * BAR, unassigned. The PBA itself is read-only. */
+    const uint64_t holes[] = { msix_entry_addr(4, 0), MSIX_BAR_ADDR + 0x800,
+                               MSIX_BAR_ADDR + 0x1008 };
+    for (size_t i = 0; i < G_N_ELEMENTS(holes); i++) {
+        uint32_t value = 0;
+        g_assert_cmpint(address_space_write(address_space_memory, holes[i], &value, 4), ==,
+                        MEMTX_UNASSIGNED);
+        g_assert_cmpint(address_space_read(address_space_memory, holes[i], &value, 4), ==,
+                        MEMTX_UNASSIGNED);
+        g_assert_cmphex(value, ==, 0xffffffff);
+    }
     msix_notify_locked(t, 2);
     mmio_write32(MSIX_BAR_ADDR + 0x1000, 0);
     g_assert_cmphex(mmio_read32(MSIX_BAR_ADDR + 0x1000), ==, 0x4);
@@ -673,6 +680,73 @@ static void test_msix_bad_access(void)
     g_assert_cmpuint(rec.msis, ==, sent + 1);
     g_assert_cmphex(rec.msi_data, ==, 0x77);
     cfg_write(t, PCI_COMMAND, 0, 2);
+}
+
+/*
+ * MSI-X in a BAR shared with the function's other registers, as virtio-pci
+ * lays it out: registers at 0, the table at 0x2000 and the PBA at 0x3000
+ * of a 16 KiB BAR. Each part is reached under the function's lock, holes
+ * are unassigned, moving the BAR moves everything, and no false "hidden
+ * BAR" warning is logged for the holes at its ends (checked in a
+ * subprocess, whose stderr the parent reads).
+ */
+#define SHARED_BAR_ADDR     0xe8000000u
+#define SHARED_BAR_MOVED    0xe8010000u
+
+static void test_msix_in_shared_bar(void)
+{
+    if (!g_test_subprocess()) {
+        g_test_trap_subprocess(NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+        g_test_trap_assert_passed();
+        g_test_trap_assert_stderr_unmatched("*hides it*");
+        return;
+    }
+    TestFn *t = testfn_new(new_bus(), -1, 1);
+    MemoryRegion *bar = g_new0(MemoryRegion, 1), *regs = g_new0(MemoryRegion, 1);
+    memory_region_init_container(bar, &t->pci.qdev, "shared-bar", 0x4000);
+    memory_region_init_io(regs, &t->pci.qdev, &testfn_ops, t, "common-cfg", 0x100);
+    memory_region_add_subregion(bar, 0, regs, 0);
+    device_lock(&t->pci.qdev);
+    pci_register_bar(&t->pci, MSIX_BAR, 0, bar);
+    uint8_t cap = msix_init_in_bar(&t->pci, 4, MSIX_BAR, 0x2000, 0x3000);
+    device_unlock(&t->pci.qdev);
+
+    cfg_write(t, bar_offset(MSIX_BAR), 0xffffffff, 4);
+    g_assert_cmphex(cfg_read(t, bar_offset(MSIX_BAR), 4), ==, 0xffffc000);
+    g_assert_cmphex(cfg_read(t, cap + MSIX_TABLE, 4), ==, 0x2000 | MSIX_BAR);
+    g_assert_cmphex(cfg_read(t, cap + MSIX_PBA, 4), ==, 0x3000 | MSIX_BAR);
+    cfg_write(t, bar_offset(MSIX_BAR), SHARED_BAR_ADDR, 4);
+    cfg_write(t, PCI_COMMAND, PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER, 2);
+
+    uint64_t acquired = atomic_load(&t->pci.qdev.lock.acquisitions);
+    g_assert_cmphex(mmio_read32(SHARED_BAR_ADDR + 4), ==, 0xab000004);
+    mmio_write32(SHARED_BAR_ADDR + 0x2000, MSI_WINDOW | 0x3000);
+    mmio_write32(SHARED_BAR_ADDR + 0x2008, 0x99);
+    g_assert_cmpuint(atomic_load(&t->pci.qdev.lock.acquisitions), ==, acquired + 3);
+
+    cfg_write(t, cap + MSIX_CONTROL, MSIX_ENABLE, 2);
+    unsigned sent = rec.msis;
+    msix_notify_locked(t, 0);                       /* masked: pending */
+    g_assert_cmphex(mmio_read32(SHARED_BAR_ADDR + 0x3000), ==, 0x1);
+    mmio_write32(SHARED_BAR_ADDR + 0x200c, 0);
+    g_assert_cmpuint(rec.msis, ==, sent + 1);
+    g_assert_cmphex(rec.msi_address, ==, MSI_WINDOW | 0x3000);
+    g_assert_cmphex(rec.msi_data, ==, 0x99);
+
+    uint32_t value = 0;
+    g_assert_cmpint(address_space_read(address_space_memory, SHARED_BAR_ADDR + 0x1000, &value,
+                                       4), ==, MEMTX_UNASSIGNED);
+    g_assert_cmphex(value, ==, 0xffffffff);
+    g_assert_true(address_space_lookup_mapping(address_space_memory,
+                                               SHARED_BAR_ADDR + 0x3ffc) == bar);
+
+    /* The guest moves the BAR: all of it follows, in one step. */
+    cfg_write(t, bar_offset(MSIX_BAR), SHARED_BAR_MOVED, 4);
+    g_assert_null(mem_at(SHARED_BAR_ADDR + 0x2008));
+    g_assert_cmphex(mmio_read32(SHARED_BAR_MOVED + 0x2008), ==, 0x99);
+    g_assert_cmphex(mmio_read32(SHARED_BAR_MOVED + 8), ==, 0xab000008);
+    cfg_write(t, PCI_COMMAND, 0, 2);
+    g_assert_null(mem_at(SHARED_BAR_MOVED + 0x2008));
 }
 
 /* ---- building, resources, reset ---- */
@@ -954,6 +1028,7 @@ int main(int argc, char **argv)
     g_test_add_func("/pci/msi", test_msi);
     g_test_add_func("/pci/msix/masking", test_msix_masking);
     g_test_add_func("/pci/msix/bad-access", test_msix_bad_access);
+    g_test_add_func("/pci/msix/in-shared-bar", test_msix_in_shared_bar);
     g_test_add_func("/pci/devfn-and-multifunction", test_devfn_and_multifunction);
     g_test_add_func("/pci/assign-resources", test_assign_resources);
     g_test_add_func("/pci/reset", test_reset);

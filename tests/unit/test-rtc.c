@@ -149,22 +149,28 @@ static void test_nmi_mask_not_part_of_index(void)
     g_assert_cmphex(cmos_read(0x41), ==, 0x00);
 }
 
+/* While UIP is set the time registers still hold the second that is
+ * ending; once it clears they hold the next one. An observation that this
+ * thread's scheduling stretched (a loaded machine) proves nothing either
+ * way and is made again. */
 static void test_uip_precedes_update(void)
 {
     rtc_restore_defaults();
-    int64_t deadline = clock_get_ns() + 3 * NANOSECONDS_PER_SECOND;
+    int64_t deadline = clock_get_ns() + 10 * NANOSECONDS_PER_SECOND;
     while (clock_get_ns() < deadline) {
-        uint8_t sec = cmos_read(RTC_SECONDS);
         if (!(cmos_read(RTC_REG_A) & RTC_REG_A_UIP)) {
             continue;
         }
         int64_t seen = clock_get_ns();
-        while (cmos_read(RTC_REG_A) & RTC_REG_A_UIP) {
-            /* UIP is short: 244 us, plus scheduling noise. */
-            g_assert_cmpint(clock_get_ns() - seen, <, 100 * 1000 * 1000);
+        uint8_t sec = cmos_read(RTC_SECONDS);
+        while ((cmos_read(RTC_REG_A) & RTC_REG_A_UIP) && clock_get_ns() < deadline) {
         }
-        g_assert_cmpint(bcd(cmos_read(RTC_SECONDS)), ==, (bcd(sec) + 1) % 60);
-        return;
+        uint8_t after = cmos_read(RTC_SECONDS);
+        /* UIP lasts 244 us; 100 ms means this thread was not running. */
+        if (clock_get_ns() - seen < 100 * 1000 * 1000) {
+            g_assert_cmpint(bcd(after), ==, (bcd(sec) + 1) % 60);
+            return;
+        }
     }
     g_assert_not_reached();
 }

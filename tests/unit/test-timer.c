@@ -10,6 +10,7 @@
 #include <glib.h>
 #include "qemu/main-loop.h"
 #include "qemu/timer.h"
+#include "sysemu/iothread.h"
 #include "sysemu/runstate.h"
 
 #define MS (NANOSECONDS_PER_SECOND / 1000)
@@ -242,13 +243,87 @@ static void test_timer_fine_resolution(void)
     timer_free(p.timer);
 }
 
+/*
+ * Arming makes a system call only when it brings the list's next deadline
+ * forward: pushing a timer back (a receive timeout on every byte) or
+ * cancelling it costs none, and the early timerfd then fires for nothing
+ * and is set to the new head, so the later deadline is still met.
+ */
+static void test_timer_push_back_costs_no_syscall(void)
+{
+    Probe p;
+    probe_init(&p, NULL, 'p');
+    TimerList *tl = main_loop_timers();
+    int64_t start = clock_get_ns();
+    timer_mod(p.timer, start + 2 * MS);
+    uint64_t sets = timer_list_fd_sets(tl);
+    for (int i = 1; i <= 1000; i++) {
+        timer_mod(p.timer, start + 2 * MS + i * 10000);
+    }
+    timer_del(p.timer);
+    timer_mod(p.timer, start + 20 * MS);
+    g_assert_cmpuint(timer_list_fd_sets(tl), ==, sets);
+
+    iterate_until(&p.fired, 1);
+    g_assert_cmpint(p.fired, ==, 1);
+    g_assert_cmpint(clock_get_ns() - start, >=, 20 * MS);
+    /* Bringing it forward does set the timerfd. */
+    timer_mod(p.timer, clock_get_ns() + 50 * MS);
+    uint64_t before = timer_list_fd_sets(tl);
+    timer_mod(p.timer, clock_get_ns() + 1 * MS);
+    g_assert_cmpuint(timer_list_fd_sets(tl), ==, before + 1);
+    iterate_until(&p.fired, 2);
+    g_assert_cmpint(p.fired, ==, 2);
+    timer_free(p.timer);
+}
+
+typedef struct ThreadProbe {
+    int fired;                  /* atomic */
+    GThread *ran_on;
+} ThreadProbe;
+
+static void thread_probe_cb(void *opaque)
+{
+    ThreadProbe *p = opaque;
+    p->ran_on = g_thread_self();
+    g_atomic_int_inc(&p->fired);
+}
+
+/* An I/O thread's timers run on that thread, armed from this one, with
+ * their own list: the main loop's list never sees them. */
+static void test_iothread_timers_run_on_their_thread(void)
+{
+    Error *err = NULL;
+    IOThread *t = iothread_new("timers", &err);
+    g_assert_nonnull(t);
+    ThreadProbe p = { 0 };
+    QEMUTimer *timer = timer_new_on(iothread_timers(t), thread_probe_cb, &p);
+    uint64_t main_sets = timer_list_fd_sets(main_loop_timers());
+    timer_mod(timer, clock_get_ns() + 1 * MS);
+    int64_t start = clock_get_ns();
+    while (!g_atomic_int_get(&p.fired) && clock_get_ns() - start < 2000 * MS) {
+        g_usleep(1000);
+    }
+    g_assert_cmpint(g_atomic_int_get(&p.fired), ==, 1);
+    g_assert_true(p.ran_on != g_thread_self());
+    g_assert_cmpuint(timer_list_fd_sets(main_loop_timers()), ==, main_sets);
+    timer_mod(timer, clock_get_ns() + 60 * NANOSECONDS_PER_SECOND);
+    iothread_free(t);           /* disarms what is left */
+    g_free(timer);
+}
+
 /* ---- main loop ---- */
 
 static int resets_seen;
+static QEMUTimer *shutdown_timer;
 
+/* The shutdown is armed by the reset handler: on a loaded machine two
+ * timers armed up front can fall due in one dispatch, and the main loop,
+ * which rightly looks at a shutdown first, would never see the reset. */
 static void count_reset(void)
 {
     resets_seen++;
+    timer_mod(shutdown_timer, clock_get_ns() + 1 * MS);
 }
 
 static void request_reset(void *opaque)
@@ -265,15 +340,13 @@ static void test_main_loop_reset_then_shutdown(void)
 {
     main_loop_set_request_handlers(&(MachineRequestHandlers) { .reset = count_reset });
     QEMUTimer *reset = timer_new(request_reset, NULL);
-    QEMUTimer *shutdown = timer_new(request_shutdown, GINT_TO_POINTER(7));
-    int64_t now = clock_get_ns();
-    timer_mod(reset, now + 1 * MS);
-    timer_mod(shutdown, now + 3 * MS);
+    shutdown_timer = timer_new(request_shutdown, GINT_TO_POINTER(7));
+    timer_mod(reset, clock_get_ns() + 1 * MS);
 
     g_assert_cmpint(main_loop_run(), ==, 7);
     g_assert_cmpint(resets_seen, ==, 1);
     timer_free(reset);
-    timer_free(shutdown);
+    timer_free(shutdown_timer);
 }
 
 static void send_sigterm(void *opaque)
@@ -308,6 +381,8 @@ int main(int argc, char **argv)
     g_test_add_func("/timer/catch-up", test_timer_catch_up);
     g_test_add_func("/timer/mod-from-other-thread", test_timer_mod_from_other_thread);
     g_test_add_func("/timer/fine-resolution", test_timer_fine_resolution);
+    g_test_add_func("/timer/push-back-costs-no-syscall", test_timer_push_back_costs_no_syscall);
+    g_test_add_func("/timer/iothread-timers", test_iothread_timers_run_on_their_thread);
     g_test_add_func("/main-loop/reset-then-shutdown", test_main_loop_reset_then_shutdown);
     g_test_add_func("/main-loop/sigterm", test_main_loop_sigterm);
     return g_test_run();

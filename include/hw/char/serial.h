@@ -6,7 +6,10 @@
 
 #include <stdint.h>
 #include "chardev/char.h"
+#include "hw/qdev-registry.h"
 #include "qemu/error.h"
+
+#define ISA_SERIAL_PORTS 4      /* COM1..COM4 */
 
 typedef struct ISASerial ISASerial;
 
@@ -15,6 +18,12 @@ typedef struct ISASerial ISASerial;
  * (NULL: output is discarded and there is no input). The device registers
  * itself ("isa-serial", ids serial0, serial1...) and lives until exit.
  */
-ISASerial *isa_serial_new(uint16_t iobase, unsigned gsi, Chardev *chr, Error **errp);
+ISASerial *isa_serial_new(uint32_t iobase, unsigned gsi, Chardev *chr, Error **errp);
+/* COM port index + 1 (index < ISA_SERIAL_PORTS) at the PC's address and
+ * interrupt line for it. */
+ISASerial *isa_serial_new_com(unsigned index, Chardev *chr, Error **errp);
+
+/* -device isa-serial[,index=N][,iobase=PORT][,irq=N] */
+extern const DeviceTypeInfo isa_serial_type;
 
 #endif

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include "hw/qdev-registry.h"
 #include "qemu/error.h"
 
 #define ISA_DEBUG_EXIT_DEFAULT_IOBASE   0x501
@@ -18,7 +19,8 @@
  * of its iosize ports ends the VMM with exit status (V << 1) | 1. iosize
  * must be 1, 2 or 4 and the range must lie within the 64 KiB port space.
  */
-bool isa_debug_exit_new(uint16_t iobase, uint16_t iosize, Error **errp);
+QEMUDevice *isa_debug_exit_new(uint32_t iobase, uint32_t iosize, Error **errp);
+extern const DeviceTypeInfo isa_debug_exit_type;
 
 /* The POST code / I/O delay port at 0x80: latches the last byte written. */
 void port80_new(void);

@@ -17,11 +17,17 @@
 
 #include <stdbool.h>
 #include "hw/pci/pci.h"
+#include "hw/qdev-registry.h"
 #include "qemu/error.h"
 
-bool pc_testdev_new(Error **errp);
+QEMUDevice *pc_testdev_new(Error **errp);
 /* devfn < 0: first free slot, as -device without addr=. */
-bool pci_testdev_new(PCIBus *bus, int devfn, Error **errp);
-bool pdl_testdev_new(PCIBus *bus, int devfn, Error **errp);
+QEMUDevice *pci_testdev_new(PCIBus *bus, int devfn, Error **errp);
+QEMUDevice *pdl_testdev_new(PCIBus *bus, int devfn, Error **errp);
+
+/* -device pc-testdev, pci-testdev, pdl-testdev */
+extern const DeviceTypeInfo pc_testdev_type;
+extern const DeviceTypeInfo pci_testdev_type;
+extern const DeviceTypeInfo pdl_testdev_type;
 
 #endif

@@ -22,7 +22,7 @@ bool msi_enabled(const PCIDevice *dev);
  * dropped and logged. */
 void msi_notify(PCIDevice *dev, unsigned vector);
 
-/* ---- MSI-X: a capability plus the table and PBA in a BAR of their own ---- */
+/* ---- MSI-X: a capability plus the table and PBA in a memory BAR ---- */
 
 #define MSIX_TABLE_ENTRY_SIZE   16
 #define MSIX_MAX_VECTORS        2048
@@ -32,6 +32,14 @@ void msi_notify(PCIDevice *dev, unsigned vector);
  * the PBA at the first 4 KiB boundary after it. Every vector starts
  * masked. Returns the capability offset. */
 uint8_t msix_init(PCIDevice *dev, unsigned nr_vectors, unsigned bar_nr);
+/* The same in BAR bar_nr, a memory BAR that dev registered with a
+ * container (memory_region_init_container) and shares with its other
+ * registers, as virtio-pci does: the table at table_offset and the PBA at
+ * pba_offset, both 8-byte aligned, inside the BAR and apart. Where the
+ * BAR's other subregions overlap them, the priorities of
+ * memory_region_add_subregion decide (MSI-X's are 0). */
+uint8_t msix_init_in_bar(PCIDevice *dev, unsigned nr_vectors, unsigned bar_nr,
+                         uint32_t table_offset, uint32_t pba_offset);
 bool msix_enabled(const PCIDevice *dev);
 bool msix_vector_masked(const PCIDevice *dev, unsigned vector);
 /* Send vector; a masked vector (or a masked function) sets its PBA bit and

@@ -15,9 +15,42 @@
 # $WORK (a fresh scratch directory) and $BENCH_FILES (extra files the batch
 # brought along) are set, and the functions below are available.
 
+# uptime_s: whole seconds since L1 booted, without a fork. Deadlines are
+# kept in it: counting "sleep 0.1" iterations runs slow when every fork of
+# sleep takes long (a busy nested L1), and a limit then stretches without
+# bound.
+uptime_s() {
+    read -r _up _ < /proc/uptime
+    echo "${_up%.*}"
+}
+
+# wait_pid_for PID SECONDS: wait until PID ends or SECONDS have passed;
+# succeeds if it ended.
+wait_pid_for() {
+    _deadline=$(($(uptime_s) + $2))
+    while kill -0 "$1" 2>/dev/null; do
+        [ "$(uptime_s)" -lt "$_deadline" ] || return 1
+        sleep 0.1
+    done
+}
+
+# guest_dump_threads PID: each thread of PID with its state, where it waits
+# in the kernel and its kernel stack: the evidence when a guest is killed
+# at its limit (a vCPU stuck in KVM_RUN, an I/O thread blocked on the host).
+guest_dump_threads() {
+    for _task in /proc/"$1"/task/*; do
+        [ -d "$_task" ] || continue
+        echo "bench: thread ${_task##*/} $(cat "$_task/comm" 2>/dev/null):" \
+             "$(awk '/^State:/ { print $2, $3 }' "$_task/status" 2>/dev/null)" \
+             "wchan=$(cat "$_task/wchan" 2>/dev/null)"
+        sed 's/^/bench:   /' "$_task/stack" 2>/dev/null
+    done
+}
+
 # guest_start NAME LIMIT ARGS...: start "$VMM ARGS..." in the background,
 # console (stdout and stderr) to $WORK/NAME.log, killed with SIGKILL after
-# LIMIT seconds: a hung VMM may ignore SIGTERM.
+# LIMIT seconds (a hung VMM may ignore SIGTERM), its threads' kernel stacks
+# appended to the log first.
 guest_start() {
     _name=$1 _limit=$2; shift 2
     # A name may be reused: nothing of an earlier run may be mistaken for
@@ -28,11 +61,9 @@ guest_start() {
         "$VMM" "$@" < /dev/null > "$WORK/$_name.log" 2>&1 &
         _pid=$!
         echo "$_pid" > "$WORK/$_name.pid"
-        _t=0
-        while kill -0 "$_pid" 2>/dev/null && [ "$_t" -lt "$((_limit * 10))" ]; do
-            sleep 0.1; _t=$((_t + 1))
-        done
-        if kill -0 "$_pid" 2>/dev/null; then
+        if ! wait_pid_for "$_pid" "$_limit"; then
+            echo "bench: killed at its limit of $_limit s" >> "$WORK/$_name.log"
+            guest_dump_threads "$_pid" >> "$WORK/$_name.log"
             kill -KILL "$_pid" 2>/dev/null
             echo timeout > "$WORK/$_name.killed"
         fi
@@ -64,11 +95,11 @@ guest_run() {
 # guest_wait_for NAME PATTERN SECONDS: wait until the guest's console shows
 # PATTERN (a fixed string); fails if the guest ends or time runs out first.
 guest_wait_for() {
-    _t=0
-    while [ "$_t" -lt "$(($3 * 10))" ]; do
+    _deadline=$(($(uptime_s) + $3))
+    while [ "$(uptime_s)" -lt "$_deadline" ]; do
         grep -qF "$2" "$WORK/$1.log" 2>/dev/null && return 0
         [ -f "$WORK/$1.rc" ] && break
-        sleep 0.1; _t=$((_t + 1))
+        sleep 0.1
     done
     echo "bench: guest $1 did not print '$2'" >&2
     return 1
@@ -130,11 +161,7 @@ bench_run_all() {
             # started can be killed at its limit.
             setsid sh -c '. "$BENCH_HOSTLIB"; . "$1"' sh "$_frag" 2>&1 &
             _pid=$!
-            _t=0
-            while kill -0 "$_pid" 2>/dev/null && [ "$_t" -lt "$((LIMIT * 10))" ]; do
-                sleep 0.1; _t=$((_t + 1))
-            done
-            if kill -0 "$_pid" 2>/dev/null; then
+            if ! wait_pid_for "$_pid" "$LIMIT"; then
                 echo "bench: test $_test exceeded its ${LIMIT}s limit" >&2
                 kill -KILL -- "-$_pid" 2>/dev/null
             fi

@@ -1,0 +1,24 @@
+/*
+ * Every device model -device can create (hw/qdev-registry.h). A new model
+ * declares its DeviceTypeInfo in its own file and adds one line here.
+ *
+ * An explicit list rather than constructor functions: the models live in a
+ * static library, and the linker leaves out an object file nothing refers
+ * to, so a model registered only by its constructor would vanish from
+ * every binary that does not happen to call into its file.
+ */
+#include <glib.h>
+#include "hw/char/serial.h"
+#include "hw/misc/isa-misc.h"
+#include "hw/misc/testdev.h"
+#include "hw/qdev-registry.h"
+
+const DeviceTypeInfo *const device_types[] = {
+    &isa_debug_exit_type,
+    &isa_serial_type,
+    &pc_testdev_type,
+    &pci_testdev_type,
+    &pdl_testdev_type,
+};
+
+const size_t device_types_count = G_N_ELEMENTS(device_types);

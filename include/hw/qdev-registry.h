@@ -1,0 +1,115 @@
+/*
+ * The device registry: every device model that -device can create declares
+ * a DeviceTypeInfo (name, bus, description, typed properties, realize) in
+ * its own file, and hw/core/device-types.c lists them. The command line
+ * turns each -device into a DeviceConfig checked against that table; the
+ * machine realizes the configs on its buses without knowing any device
+ * name. See docs/design.md, "Device registry".
+ */
+#ifndef HW_QDEV_REGISTRY_H
+#define HW_QDEV_REGISTRY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "hw/pci/pci.h"
+#include "hw/qdev.h"
+#include "hw/qdev-properties.h"
+#include "qemu/error.h"
+
+typedef enum DeviceBusKind {
+    DEVICE_BUS_NONE,    /* on no bus the user chooses (a platform device) */
+    DEVICE_BUS_ISA,
+    DEVICE_BUS_PCI,
+} DeviceBusKind;
+
+/* The groups `-device help` lists, in QEMU's order and with its headings. */
+typedef enum DeviceCategory {
+    DEVICE_CATEGORY_STORAGE,
+    DEVICE_CATEGORY_NETWORK,
+    DEVICE_CATEGORY_INPUT,      /* QEMU files its serial ports here */
+    DEVICE_CATEGORY_MISC,
+    DEVICE_CATEGORY_COUNT,
+} DeviceCategory;
+
+/* What the machine offers the devices it realizes. */
+typedef struct DeviceBuses {
+    PCIBus *pci;        /* NULL: a machine without PCI */
+} DeviceBuses;
+
+typedef struct DeviceTypeInfo {
+    const char *name;           /* as -device spells it */
+    DeviceBusKind bus;
+    DeviceCategory category;
+    const char *description;    /* one line for -device help, or NULL */
+    const DeviceProperty *props;
+    size_t n_props;
+    size_t options_size;        /* of the struct the properties are fields of */
+    /*
+     * Create the device from its options (every property set: given,
+     * from -global, or the default; every link resolved). Returns the
+     * device, whose id the registry then sets from id=, or NULL with
+     * *errp set. The error need not repeat the -device option: the
+     * caller adds it.
+     */
+    QEMUDevice *(*realize)(const void *options, const DeviceBuses *buses, Error **errp);
+} DeviceTypeInfo;
+
+#define DEVICE_PROPERTIES(table) .props = (table), .n_props = G_N_ELEMENTS(table)
+
+/* The options of a PCI device whose one property is QEMU's addr=SLOT[.FN]
+ * (-1: the first free slot), and that property. */
+typedef struct PCIDeviceOptions {
+    int32_t addr;
+} PCIDeviceOptions;
+extern const DeviceProperty pci_device_properties[1];
+
+/* The device types, in hw/core/device-types.c. */
+extern const DeviceTypeInfo *const device_types[];
+extern const size_t device_types_count;
+
+/* One -device: its type and the values of its properties. */
+typedef struct DeviceConfig {
+    const DeviceTypeInfo *type;
+    char *id;                   /* id=, or NULL */
+    char *origin;               /* "-device TYPE,...", for errors at realize */
+    void *options;              /* type->options_size bytes */
+    uint64_t given;             /* bit i: props[i] set explicitly */
+} DeviceConfig;
+
+const DeviceTypeInfo *device_type_find(const char *name);
+const DeviceProperty *device_type_find_property(const DeviceTypeInfo *type, const char *name);
+/* -device help: every type, grouped and sorted as QEMU prints them. */
+void device_types_print(FILE *out);
+/* -device TYPE,help: the properties with their types and defaults. */
+void device_type_print_properties(const DeviceTypeInfo *type, FILE *out);
+
+/* A config of type with every property at its default. */
+DeviceConfig *device_config_new(const DeviceTypeInfo *type, const char *origin);
+void device_config_free(DeviceConfig *dev);
+/*
+ * Set property name (or the id) from the user's text (NULL: given as a
+ * bare key). Errors name the device and the property:
+ * "Property 'TYPE.PROP' ...".
+ */
+bool device_config_set(DeviceConfig *dev, const char *name, const char *text, Error **errp);
+/* Copy into dev every property that globals (a config of the same type
+ * holding -global values) has set and dev has not. */
+void device_config_inherit(DeviceConfig *dev, const DeviceConfig *globals);
+
+/* Looks a backend of one reference kind up by id; NULL if there is none. */
+typedef void *DeviceBackendFinder(const char *id);
+/* Where references of kind (DEVICE_PROP_IOTHREAD..NETDEV) find their
+ * backends. I/O threads are known from the start; chardevs, drives and
+ * netdevs are added by their backend code. NULL: there is no such backend,
+ * so every id of that kind is unknown. */
+void device_backend_set_finder(DevicePropertyKind kind, DeviceBackendFinder *find);
+
+/*
+ * Resolve dev's backend references, realize it on buses and give it its
+ * id. Errors start with dev->origin: "-device TYPE,...: ...".
+ */
+QEMUDevice *device_config_realize(DeviceConfig *dev, const DeviceBuses *buses, Error **errp);
+
+#endif

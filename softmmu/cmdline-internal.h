@@ -1,0 +1,77 @@
+/*
+ * What the files of the command-line parser share (softmmu/cmdline*.c):
+ * the parse state, one option's occurrence, and the handlers each file
+ * provides for the option table in cmdline.c. Private to softmmu/.
+ */
+#ifndef SOFTMMU_CMDLINE_INTERNAL_H
+#define SOFTMMU_CMDLINE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <glib.h>
+#include "qemu/error.h"
+#include "sysemu/machine-config.h"
+#include "cmdline-keyval.h"
+
+#define MiB (UINT64_C(1) << 20)
+
+/* -smp as given (0: omitted), resolved once the machine version is known. */
+typedef struct SmpRequest {
+    unsigned cpus, sockets, cores, threads, maxcpus;
+    const char *spelled, *arg;  /* NULL spelled: no -smp */
+} SmpRequest;
+
+typedef struct ParseState {
+    MachineConfig *cfg;
+    FILE *out;
+    bool smp_prefer_sockets;
+    SmpRequest smp;
+    const char *initrd_spelled, *append_spelled;
+    /* -global defaults: device type name -> DeviceConfig of their values */
+    GHashTable *device_globals;
+} ParseState;
+
+struct CmdlineOption;
+
+/* One occurrence of an option in argv. */
+typedef struct OptionUse {
+    const struct CmdlineOption *option;
+    const char *spelled;    /* as the user wrote it: "-m", "--m" */
+    const char *arg;        /* NULL for options without an argument */
+} OptionUse;
+
+/* Takes an option whose argument is not split into items. */
+typedef CmdlineResult CmdlineHandler(ParseState *ps, const OptionUse *use, Error **errp);
+/* Takes an option string (cmdline-keyval.h), split into KeyvalItems. */
+typedef CmdlineResult CmdlineItemsHandler(ParseState *ps, const OptionUse *use,
+                                          GPtrArray *items, Error **errp);
+
+static inline CmdlineResult cmdline_result_of(bool ok)
+{
+    return ok ? CMDLINE_RUN : CMDLINE_ERROR;
+}
+
+static inline const KeyvalItem *keyval_item_at(GPtrArray *items, guint i)
+{
+    return g_ptr_array_index(items, i);
+}
+
+static inline void replace_string(char **field, const char *value)
+{
+    g_free(*field);
+    *field = g_strdup(value);
+}
+
+/* cmdline-machine.c: the machine's shape */
+CmdlineItemsHandler apply_accel_items, apply_machine_items, apply_memory_items,
+                    apply_smp_items, apply_cpu_items;
+/* Resolve -smp (if given) now that the machine version is known. */
+bool cmdline_machine_finish(ParseState *ps, Error **errp);
+
+/* cmdline-device.c: -device and -global, checked against the device registry */
+CmdlineItemsHandler apply_device_items;
+CmdlineHandler handle_global;
+/* Give each -device what -global set and it did not. */
+void cmdline_devices_finish(ParseState *ps);
+
+#endif

@@ -1,0 +1,255 @@
+/*
+ * The device registry (hw/qdev-registry.h): finding types, the -device
+ * help texts, DeviceConfig values, and realizing a config on the
+ * machine's buses with its backend references resolved.
+ */
+#include <string.h>
+#include <glib.h>
+#include "hw/qdev-registry.h"
+#include "sysemu/iothread.h"
+#include "cmdline-keyval.h"
+
+static const char *const category_headings[DEVICE_CATEGORY_COUNT] = {
+    [DEVICE_CATEGORY_STORAGE] = "Storage devices",
+    [DEVICE_CATEGORY_NETWORK] = "Network devices",
+    [DEVICE_CATEGORY_INPUT] = "Input devices",
+    [DEVICE_CATEGORY_MISC] = "Misc devices",
+};
+
+static const char *const bus_names[] = {
+    [DEVICE_BUS_NONE] = NULL,
+    [DEVICE_BUS_ISA] = "ISA",
+    [DEVICE_BUS_PCI] = "PCI",
+};
+
+static void *find_iothread(const char *id)
+{
+    return iothread_find(id);
+}
+
+static DeviceBackendFinder *backend_finders[DEVICE_PROP_KIND_COUNT] = {
+    [DEVICE_PROP_IOTHREAD] = find_iothread,
+};
+
+const DeviceProperty pci_device_properties[1] = {
+    DEFINE_PROP_PCI_DEVFN("addr", PCIDeviceOptions, addr),
+};
+
+const DeviceTypeInfo *device_type_find(const char *name)
+{
+    for (size_t i = 0; i < device_types_count; i++) {
+        if (strcmp(device_types[i]->name, name) == 0) {
+            return device_types[i];
+        }
+    }
+    return NULL;
+}
+
+const DeviceProperty *device_type_find_property(const DeviceTypeInfo *type, const char *name)
+{
+    for (size_t i = 0; i < type->n_props; i++) {
+        if (strcmp(type->props[i].name, name) == 0) {
+            return &type->props[i];
+        }
+    }
+    return NULL;
+}
+
+/* ---- help ---- */
+
+static gint compare_type_names(gconstpointer a, gconstpointer b)
+{
+    const DeviceTypeInfo *ta = *(const DeviceTypeInfo *const *)a;
+    const DeviceTypeInfo *tb = *(const DeviceTypeInfo *const *)b;
+    return g_ascii_strcasecmp(ta->name, tb->name);
+}
+
+static void print_type_line(const DeviceTypeInfo *type, FILE *out)
+{
+    fprintf(out, "name \"%s\"", type->name);
+    if (bus_names[type->bus]) {
+        fprintf(out, ", bus %s", bus_names[type->bus]);
+    }
+    if (type->description) {
+        fprintf(out, ", desc \"%s\"", type->description);
+    }
+    fprintf(out, "\n");
+}
+
+void device_types_print(FILE *out)
+{
+    bool first_group = true;
+    for (int category = 0; category < DEVICE_CATEGORY_COUNT; category++) {
+        GPtrArray *types = g_ptr_array_new();
+        for (size_t i = 0; i < device_types_count; i++) {
+            if (device_types[i]->category == (DeviceCategory)category) {
+                g_ptr_array_add(types, (gpointer)device_types[i]);
+            }
+        }
+        if (types->len) {
+            g_ptr_array_sort(types, compare_type_names);
+            fprintf(out, "%s%s:\n", first_group ? "" : "\n", category_headings[category]);
+            for (guint i = 0; i < types->len; i++) {
+                print_type_line(g_ptr_array_index(types, i), out);
+            }
+            first_group = false;
+        }
+        g_ptr_array_unref(types);
+    }
+}
+
+static gint compare_property_names(gconstpointer a, gconstpointer b)
+{
+    const DeviceProperty *pa = *(const DeviceProperty *const *)a;
+    const DeviceProperty *pb = *(const DeviceProperty *const *)b;
+    return strcmp(pa->name, pb->name);
+}
+
+void device_type_print_properties(const DeviceTypeInfo *type, FILE *out)
+{
+    if (type->n_props == 0) {
+        fprintf(out, "There are no options for %s.\n", type->name);
+        return;
+    }
+    GPtrArray *props = g_ptr_array_new();
+    for (size_t i = 0; i < type->n_props; i++) {
+        g_ptr_array_add(props, (gpointer)&type->props[i]);
+    }
+    g_ptr_array_sort(props, compare_property_names);
+    fprintf(out, "%s options:\n", type->name);
+    for (guint i = 0; i < props->len; i++) {
+        device_property_print_help(g_ptr_array_index(props, i), out);
+    }
+    g_ptr_array_unref(props);
+}
+
+/* ---- configs ---- */
+
+DeviceConfig *device_config_new(const DeviceTypeInfo *type, const char *origin)
+{
+    /* DeviceConfig.given has one bit per property. */
+    g_assert(type->n_props <= 64);
+    DeviceConfig *dev = g_new0(DeviceConfig, 1);
+    dev->type = type;
+    dev->origin = g_strdup(origin);
+    dev->options = g_malloc0(type->options_size);
+    for (size_t i = 0; i < type->n_props; i++) {
+        device_property_set_default(&type->props[i], dev->options);
+    }
+    return dev;
+}
+
+void device_config_free(DeviceConfig *dev)
+{
+    for (size_t i = 0; i < dev->type->n_props; i++) {
+        device_property_clear(&dev->type->props[i], dev->options);
+    }
+    g_free(dev->options);
+    g_free(dev->origin);
+    g_free(dev->id);
+    g_free(dev);
+}
+
+static bool set_id(DeviceConfig *dev, const char *text, Error **errp)
+{
+    if (!text || !keyval_id_is_valid(text)) {
+        error_setg(errp, "Parameter 'id' expects an identifier: letters, digits, '-', '.' "
+                   "and '_', starting with a letter");
+        return false;
+    }
+    g_free(dev->id);
+    dev->id = g_strdup(text);
+    return true;
+}
+
+bool device_config_set(DeviceConfig *dev, const char *name, const char *text, Error **errp)
+{
+    const DeviceTypeInfo *type = dev->type;
+    if (strcmp(name, "id") == 0) {
+        return set_id(dev, text, errp);
+    }
+    const DeviceProperty *prop = device_type_find_property(type, name);
+    if (!prop) {
+        error_setg(errp, "Property '%s.%s' not found (try -device %s,help)", type->name, name,
+                   type->name);
+        return false;
+    }
+    if (!device_property_parse(prop, type->name, text, dev->options, errp)) {
+        return false;
+    }
+    dev->given |= UINT64_C(1) << (prop - type->props);
+    return true;
+}
+
+void device_config_inherit(DeviceConfig *dev, const DeviceConfig *globals)
+{
+    g_assert(dev->type == globals->type);
+    for (size_t i = 0; i < dev->type->n_props; i++) {
+        uint64_t bit = UINT64_C(1) << i;
+        if ((globals->given & bit) && !(dev->given & bit)) {
+            device_property_copy(&dev->type->props[i], dev->options, globals->options);
+            dev->given |= bit;
+        }
+    }
+}
+
+/* ---- realize ---- */
+
+void device_backend_set_finder(DevicePropertyKind kind, DeviceBackendFinder *find)
+{
+    g_assert(device_property_backend_name(kind));
+    backend_finders[kind] = find;
+}
+
+static bool resolve_links(DeviceConfig *dev, Error **errp)
+{
+    const DeviceTypeInfo *type = dev->type;
+    for (size_t i = 0; i < type->n_props; i++) {
+        const DeviceProperty *prop = &type->props[i];
+        if (!device_property_is_link(prop)) {
+            continue;
+        }
+        DeviceLink *link = device_property_link(prop, dev->options);
+        DeviceBackendFinder *find = backend_finders[prop->kind];
+        if (!link->id) {
+            continue;
+        }
+        link->backend = find ? find(link->id) : NULL;
+        if (!link->backend) {
+            error_setg(errp, "Property '%s.%s' can't find value '%s' (no %s has that id)",
+                       type->name, prop->name, link->id,
+                       device_property_backend_name(prop->kind));
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool check_placement(const DeviceConfig *dev, const DeviceBuses *buses, Error **errp)
+{
+    if (dev->type->bus == DEVICE_BUS_PCI && !buses->pci) {
+        error_setg(errp, "No 'PCI' bus found for device '%s'", dev->type->name);
+        return false;
+    }
+    if (dev->id && device_find(dev->id)) {
+        error_setg(errp, "Duplicate ID '%s' for device", dev->id);
+        return false;
+    }
+    return true;
+}
+
+QEMUDevice *device_config_realize(DeviceConfig *dev, const DeviceBuses *buses, Error **errp)
+{
+    QEMUDevice *qdev = NULL;
+    if (check_placement(dev, buses, errp) && resolve_links(dev, errp)) {
+        qdev = dev->type->realize(dev->options, buses, errp);
+    }
+    if (!qdev) {
+        error_prepend(errp, "%s: ", dev->origin);
+        return NULL;
+    }
+    if (dev->id) {
+        device_set_id(qdev, dev->id);
+    }
+    return qdev;
+}

@@ -1,0 +1,377 @@
+/*
+ * The device registry (hw/qdev-registry.h) with a made-up device type that
+ * has a property of every kind: parsing and its errors, defaults, the help
+ * text in QEMU's layout, -global inheritance, backend references resolved
+ * through fake backends, and realize with ids and buses.
+ */
+#include <string.h>
+#include <glib.h>
+#include "hw/misc/testdev.h"
+#include "hw/qdev-registry.h"
+
+typedef struct FakeOptions {
+    bool flag;
+    uint8_t small;
+    uint16_t port;
+    uint32_t count;
+    uint64_t big;
+    int32_t offset;
+    uint64_t size;
+    char *label;
+    MACAddr mac;
+    int32_t addr;
+    DeviceLink iothread, chardev, drive, netdev;
+} FakeOptions;
+
+static const DeviceProperty fake_properties[] = {
+    DEFINE_PROP_BOOL("flag", FakeOptions, flag, true, NULL),
+    DEFINE_PROP_UINT8("small", FakeOptions, small, 7, NULL),
+    DEFINE_PROP_UINT16("port", FakeOptions, port, 0x3f8, "first port"),
+    DEFINE_PROP_UINT32("count", FakeOptions, count, 0, NULL),
+    DEFINE_PROP_UINT64("big", FakeOptions, big, UINT64_MAX, NULL),
+    DEFINE_PROP_INT32("offset", FakeOptions, offset, -5, NULL),
+    DEFINE_PROP_SIZE("size", FakeOptions, size, 4096, NULL),
+    DEFINE_PROP_STRING("label", FakeOptions, label, NULL),
+    DEFINE_PROP_MACADDR("mac", FakeOptions, mac),
+    DEFINE_PROP_PCI_DEVFN("addr", FakeOptions, addr),
+    DEFINE_PROP_LINK("iothread", DEVICE_PROP_IOTHREAD, FakeOptions, iothread),
+    DEFINE_PROP_LINK("chardev", DEVICE_PROP_CHARDEV, FakeOptions, chardev),
+    DEFINE_PROP_LINK("drive", DEVICE_PROP_DRIVE, FakeOptions, drive),
+    DEFINE_PROP_LINK("netdev", DEVICE_PROP_NETDEV, FakeOptions, netdev),
+};
+
+/* What the last realize saw, and the devices it made. */
+static FakeOptions realized;
+static QEMUDevice fake_devices[8];
+static unsigned n_fake_devices;
+
+static QEMUDevice *fake_realize(const void *options, const DeviceBuses *buses, Error **errp)
+{
+    realized = *(const FakeOptions *)options;
+    g_assert_cmpuint(n_fake_devices, <, G_N_ELEMENTS(fake_devices));
+    QEMUDevice *dev = &fake_devices[n_fake_devices++];
+    device_init(dev, "fake-device", "fake");
+    return dev;
+}
+
+static const DeviceTypeInfo fake_type = {
+    .name = "fake-device",
+    .bus = DEVICE_BUS_PCI,
+    .category = DEVICE_CATEGORY_MISC,
+    DEVICE_PROPERTIES(fake_properties),
+    .options_size = sizeof(FakeOptions),
+    .realize = fake_realize,
+};
+
+static const FakeOptions *options_of(const DeviceConfig *dev)
+{
+    return dev->options;
+}
+
+static void assert_set_fails(const char *name, const char *text, const char *message)
+{
+    DeviceConfig *dev = device_config_new(&fake_type, "-device fake-device");
+    Error *err = NULL;
+    if (device_config_set(dev, name, text, &err) || !err ||
+        strcmp(err->msg, message) != 0) {
+        g_error("%s=%s: expected \"%s\", got \"%s\"", name, text ? text : "(bare)", message,
+                err ? err->msg : "(success)");
+    }
+    g_assert_cmpuint(dev->given, ==, 0);
+    error_free(err);
+    device_config_free(dev);
+}
+
+static void set_ok(DeviceConfig *dev, const char *name, const char *text)
+{
+    Error *err = NULL;
+    if (!device_config_set(dev, name, text, &err)) {
+        g_error("%s=%s: %s", name, text ? text : "(bare)", err->msg);
+    }
+}
+
+static void test_defaults(void)
+{
+    DeviceConfig *dev = device_config_new(&fake_type, "-device fake-device");
+    const FakeOptions *o = options_of(dev);
+    g_assert_true(o->flag);
+    g_assert_cmpuint(o->small, ==, 7);
+    g_assert_cmphex(o->port, ==, 0x3f8);
+    g_assert_cmpuint(o->big, ==, UINT64_MAX);
+    g_assert_cmpint(o->offset, ==, -5);
+    g_assert_cmpuint(o->size, ==, 4096);
+    g_assert_null(o->label);
+    g_assert_cmpint(o->addr, ==, -1);
+    g_assert_null(o->iothread.id);
+    g_assert_cmpuint(dev->given, ==, 0);
+    device_config_free(dev);
+}
+
+static void test_values(void)
+{
+    DeviceConfig *dev = device_config_new(&fake_type, "-device fake-device");
+    set_ok(dev, "flag", "off");
+    set_ok(dev, "small", "0xff");
+    set_ok(dev, "port", "65535");
+    set_ok(dev, "count", "4294967295");
+    set_ok(dev, "big", "18446744073709551615");
+    set_ok(dev, "offset", "-2147483648");
+    set_ok(dev, "size", "2M");
+    set_ok(dev, "label", "first");
+    set_ok(dev, "label", "a,b");        /* a later value replaces the string */
+    set_ok(dev, "mac", "52:54:00:12:34:5f");
+    set_ok(dev, "addr", "1f.7");
+    set_ok(dev, "drive", "disk0");
+    set_ok(dev, "id", "my-dev.1");
+    const FakeOptions *o = options_of(dev);
+    g_assert_false(o->flag);
+    g_assert_cmpuint(o->small, ==, 0xff);
+    g_assert_cmpuint(o->port, ==, 65535);
+    g_assert_cmpuint(o->count, ==, UINT32_MAX);
+    g_assert_cmpuint(o->big, ==, UINT64_MAX);
+    g_assert_cmpint(o->offset, ==, INT32_MIN);
+    g_assert_cmpuint(o->size, ==, 2 << 20);
+    g_assert_cmpstr(o->label, ==, "a,b");
+    static const uint8_t mac[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x5f };
+    g_assert_cmpmem(o->mac.a, 6, mac, 6);
+    g_assert_cmpint(o->addr, ==, 0x1f << 3 | 7);
+    g_assert_cmpstr(o->drive.id, ==, "disk0");
+    g_assert_cmpstr(dev->id, ==, "my-dev.1");
+    /* One bit for each property given (id= is none). */
+    g_assert_cmpuint(__builtin_popcountll(dev->given), ==, 11);
+
+    /* A bare key is "on" for a bool. */
+    set_ok(dev, "flag", NULL);
+    g_assert_true(options_of(dev)->flag);
+    device_config_free(dev);
+}
+
+static void test_errors(void)
+{
+    static const struct {
+        const char *name, *text, *message;
+    } cases[] = {
+        { "bogus", "1", "Property 'fake-device.bogus' not found (try -device fake-device,help)" },
+        { "flag", "maybe", "Property 'fake-device.flag' expects on or off, not 'maybe'" },
+        { "flag", "1", "Property 'fake-device.flag' expects on or off, not '1'" },
+        { "small", "256", "Property 'fake-device.small' expects an integer from 0 to 255, "
+          "not '256'" },
+        { "port", "0x10000", "Property 'fake-device.port' expects an integer from 0 to "
+          "65535, not '0x10000'" },
+        { "count", "-1", "Property 'fake-device.count' expects an integer from 0 to "
+          "4294967295, not '-1'" },
+        { "count", "12abc", "Property 'fake-device.count' expects an integer from 0 to "
+          "4294967295, not '12abc'" },
+        { "count", " 1", "Property 'fake-device.count' expects an integer from 0 to "
+          "4294967295, not ' 1'" },
+        { "big", "18446744073709551616", "Property 'fake-device.big' expects an integer "
+          "from 0 to 18446744073709551615, not '18446744073709551616'" },
+        { "offset", "2147483648", "Property 'fake-device.offset' expects an integer from "
+          "-2147483648 to 2147483647, not '2147483648'" },
+        { "offset", "-2147483649", "Property 'fake-device.offset' expects an integer from "
+          "-2147483648 to 2147483647, not '-2147483649'" },
+        { "size", "1Q", "Property 'fake-device.size' expects a size (bytes, or a number "
+          "with a k, M, G or T suffix), not '1Q'" },
+        { "mac", "52:54:00:12:34", "Property 'fake-device.mac' expects a MAC address such "
+          "as 52:54:00:12:34:56, not '52:54:00:12:34'" },
+        { "mac", "52:54:00:12:34:567", "Property 'fake-device.mac' expects a MAC address "
+          "such as 52:54:00:12:34:56, not '52:54:00:12:34:567'" },
+        { "mac", "5g:54:00:12:34:56", "Property 'fake-device.mac' expects a MAC address "
+          "such as 52:54:00:12:34:56, not '5g:54:00:12:34:56'" },
+        { "addr", "20", "Property 'fake-device.addr' expects SLOT[.FUNCTION] with SLOT 0 "
+          "to 1f (hexadecimal) and FUNCTION 0 to 7, not '20'" },
+        { "addr", "1.8", "Property 'fake-device.addr' expects SLOT[.FUNCTION] with SLOT 0 "
+          "to 1f (hexadecimal) and FUNCTION 0 to 7, not '1.8'" },
+        { "netdev", "", "Property 'fake-device.netdev' expects the id of a netdev, not ''" },
+        { "count", NULL, "Property 'fake-device.count' needs a value" },
+        { "id", "9lives", "Parameter 'id' expects an identifier: letters, digits, '-', '.' "
+          "and '_', starting with a letter" },
+        { "id", NULL, "Parameter 'id' expects an identifier: letters, digits, '-', '.' "
+          "and '_', starting with a letter" },
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        assert_set_fails(cases[i].name, cases[i].text, cases[i].message);
+    }
+}
+
+static char *captured_output(void (*print)(FILE *out, const void *arg), const void *arg)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    print(out, arg);
+    fclose(out);
+    /* A copy: GCC takes pointers into the stream's buffer for dangling. */
+    char *text = g_strndup(buf, len);
+    free(buf);
+    return text;
+}
+
+static void print_fake_properties(FILE *out, const void *type)
+{
+    device_type_print_properties(type, out);
+}
+
+/* QEMU's layout: sorted by name, "  NAME=<TYPE>" padded to 24 columns,
+ * " - " and the description, the default for numbers and bools. */
+static void test_property_help(void)
+{
+    char *text = captured_output(print_fake_properties, &fake_type);
+    g_assert_cmpstr(text, ==,
+        "fake-device options:\n"
+        "  addr=<int32>           - Slot and optional function number, example: 06.0 or 06 "
+        "(default: -1)\n"
+        "  big=<uint64>           -  (default: 18446744073709551615)\n"
+        "  chardev=<str>          - ID of a chardev to use as a backend\n"
+        "  count=<uint32>         -  (default: 0)\n"
+        "  drive=<str>            - Node name or ID of a block device to use as a backend\n"
+        "  flag=<bool>            - on/off (default: true)\n"
+        "  iothread=<link<iothread>>\n"
+        "  label=<str>\n"
+        "  mac=<str>              - Ethernet 6-byte MAC Address, example: 52:54:00:12:34:56\n"
+        "  netdev=<str>           - ID of a netdev to use as a backend\n"
+        "  offset=<int32>         -  (default: -5)\n"
+        "  port=<uint16>          - first port (default: 1016)\n"
+        "  size=<size>            -  (default: 4096)\n"
+        "  small=<uint8>          -  (default: 7)\n");
+    g_free(text);
+}
+
+static void print_types(FILE *out, const void *unused)
+{
+    device_types_print(out);
+}
+
+static void test_types_help(void)
+{
+    char *text = captured_output(print_types, NULL);
+    /* Grouped under QEMU's headings, a blank line between groups, sorted. */
+    g_assert_true(g_str_has_prefix(text, "Input devices:\nname \"isa-serial\", bus ISA, "));
+    const char *misc = strstr(text, "\n\nMisc devices:\n");
+    g_assert_nonnull(misc);
+    const char *debug_exit = strstr(misc, "name \"isa-debug-exit\"");
+    const char *pc_testdev = strstr(misc, "name \"pc-testdev\", bus ISA");
+    const char *pci_testdev = strstr(misc, "name \"pci-testdev\", bus PCI");
+    const char *pdl_testdev = strstr(misc, "name \"pdl-testdev\", bus PCI");
+    g_assert_true(debug_exit && debug_exit < pc_testdev && pc_testdev < pci_testdev &&
+                  pci_testdev < pdl_testdev);
+    g_assert_true(g_str_has_suffix(text, "MSI-X, DMA)\"\n"));    /* no blank line at the end */
+    g_free(text);
+    g_assert_true(device_type_find("pdl-testdev") == &pdl_testdev_type);
+    g_assert_null(device_type_find("e1000"));
+}
+
+static void test_globals(void)
+{
+    DeviceConfig *globals = device_config_new(&fake_type, "-global");
+    set_ok(globals, "count", "9");
+    set_ok(globals, "label", "from-global");
+    set_ok(globals, "port", "0x60");
+
+    DeviceConfig *dev = device_config_new(&fake_type, "-device fake-device,port=0x70");
+    set_ok(dev, "port", "0x70");
+    device_config_inherit(dev, globals);
+    device_config_free(globals);    /* the device owns its copies */
+    const FakeOptions *o = options_of(dev);
+    g_assert_cmpuint(o->count, ==, 9);
+    g_assert_cmpstr(o->label, ==, "from-global");
+    g_assert_cmphex(o->port, ==, 0x70);        /* given by -device: kept */
+    g_assert_cmpuint(o->small, ==, 7);          /* in neither: the default */
+    device_config_free(dev);
+}
+
+/* Backends for the reference kinds that have none yet. */
+static int fake_drive, fake_netdev;
+
+static void *find_fake_drive(const char *id)
+{
+    return strcmp(id, "disk0") == 0 ? &fake_drive : NULL;
+}
+
+static void *find_fake_netdev(const char *id)
+{
+    return strcmp(id, "net0") == 0 ? &fake_netdev : NULL;
+}
+
+static const DeviceBuses pci_buses = { .pci = (PCIBus *)&fake_netdev };
+
+static DeviceConfig *config_of(const char *origin, const char *const *settings)
+{
+    DeviceConfig *dev = device_config_new(&fake_type, origin);
+    for (size_t i = 0; settings[i]; i += 2) {
+        set_ok(dev, settings[i], settings[i + 1]);
+    }
+    return dev;
+}
+
+static void assert_realize_fails(DeviceConfig *dev, const DeviceBuses *buses,
+                                 const char *message)
+{
+    Error *err = NULL;
+    unsigned before = n_fake_devices;
+    g_assert_null(device_config_realize(dev, buses, &err));
+    g_assert_nonnull(err);
+    g_assert_cmpstr(err->msg, ==, message);
+    g_assert_cmpuint(n_fake_devices, ==, before);   /* realize was never called */
+    error_free(err);
+    device_config_free(dev);
+}
+
+static void test_realize(void)
+{
+    device_backend_set_finder(DEVICE_PROP_DRIVE, find_fake_drive);
+    device_backend_set_finder(DEVICE_PROP_NETDEV, find_fake_netdev);
+
+    DeviceConfig *dev = config_of("-device fake-device,drive=disk0,netdev=net0,id=nic",
+                                  (const char *const[]){ "drive", "disk0", "netdev", "net0",
+                                                         "id", "nic", "count", "3", NULL });
+    Error *err = NULL;
+    QEMUDevice *qdev = device_config_realize(dev, &pci_buses, &err);
+    g_assert_null(err);
+    g_assert_true(qdev == &fake_devices[n_fake_devices - 1]);
+    g_assert_cmpstr(qdev->id, ==, "nic");
+    g_assert_true(device_find("nic") == qdev);
+    g_assert_true(realized.drive.backend == &fake_drive);
+    g_assert_true(realized.netdev.backend == &fake_netdev);
+    g_assert_null(realized.chardev.backend);    /* not given: nothing to resolve */
+    g_assert_cmpuint(realized.count, ==, 3);
+    device_config_free(dev);
+
+    assert_realize_fails(config_of("-device fake-device,drive=disk9",
+                                   (const char *const[]){ "drive", "disk9", NULL }),
+                         &pci_buses, "-device fake-device,drive=disk9: Property "
+                         "'fake-device.drive' can't find value 'disk9' (no drive has that id)");
+    /* No I/O thread was created: every iothread id is unknown. */
+    assert_realize_fails(config_of("-device fake-device,iothread=io9",
+                                   (const char *const[]){ "iothread", "io9", NULL }),
+                         &pci_buses, "-device fake-device,iothread=io9: Property "
+                         "'fake-device.iothread' can't find value 'io9' (no iothread has "
+                         "that id)");
+    /* No -chardev backends are known to this test. */
+    device_backend_set_finder(DEVICE_PROP_CHARDEV, NULL);
+    assert_realize_fails(config_of("-device fake-device,chardev=c0",
+                                   (const char *const[]){ "chardev", "c0", NULL }),
+                         &pci_buses, "-device fake-device,chardev=c0: Property "
+                         "'fake-device.chardev' can't find value 'c0' (no chardev has "
+                         "that id)");
+    assert_realize_fails(config_of("-device fake-device,id=nic",
+                                   (const char *const[]){ "id", "nic", NULL }),
+                         &pci_buses, "-device fake-device,id=nic: Duplicate ID 'nic' for "
+                         "device");
+    assert_realize_fails(config_of("-device fake-device", (const char *const[]){ NULL }),
+                         &(DeviceBuses){ 0 }, "-device fake-device: No 'PCI' bus found for "
+                         "device 'fake-device'");
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    g_test_add_func("/qdev-registry/defaults", test_defaults);
+    g_test_add_func("/qdev-registry/values", test_values);
+    g_test_add_func("/qdev-registry/errors", test_errors);
+    g_test_add_func("/qdev-registry/property-help", test_property_help);
+    g_test_add_func("/qdev-registry/types-help", test_types_help);
+    g_test_add_func("/qdev-registry/globals", test_globals);
+    g_test_add_func("/qdev-registry/realize", test_realize);
+    return g_test_run();
+}

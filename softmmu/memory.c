@@ -13,22 +13,8 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <string.h>
-#include <urcu/urcu-memb.h>
-#include <glib.h>
-#include "exec/memory.h"
 #include "qemu/log.h"
-
-typedef struct FlatRange {
-    uint64_t start, last;       /* inclusive: a range may end at 2^64 - 1 */
-    MemoryRegion *mr;
-    uint64_t offset;            /* offset of start within mr */
-} FlatRange;
-
-typedef struct FlatView {
-    struct rcu_head rcu;
-    size_t nr;
-    FlatRange ranges[];
-} FlatView;
+#include "memory-internal.h"
 
 typedef struct Mapping {
     MemoryRegion *mr;
@@ -36,28 +22,6 @@ typedef struct Mapping {
     int priority;
     uint64_t seq;               /* later mappings win ties */
 } Mapping;
-
-struct AddressSpace {
-    const char *name;
-    /*
-     * Held by a map or unmap, and from address_space_begin() to the
-     * matching commit: a transaction belongs to the thread that opened it,
-     * and every other writer waits for its commit. (A shared depth counter
-     * let two vCPUs' transactions overlap, and the first commit then
-     * published nothing: that vCPU went back to its guest with its BAR
-     * still unmapped.)
-     */
-    pthread_mutex_t writer_lock;
-    _Atomic(const char *) transaction_owner;    /* &this_thread of the owner, or NULL */
-    unsigned transaction_depth;                 /* the owner's nesting */
-    GArray *mappings;           /* of Mapping, guarded by writer_lock */
-    uint64_t next_seq;
-    /* RCU-protected. Published with a release store and read with an
-     * acquire load (plain moves on x86) rather than liburcu's
-     * rcu_assign_pointer/rcu_dereference, whose barriers ThreadSanitizer
-     * cannot see; liburcu still provides the grace periods. */
-    _Atomic(FlatView *) view;
-};
 
 AddressSpace *address_space_io;
 AddressSpace *address_space_memory;
@@ -82,6 +46,10 @@ static char rcu_grace_period;
 #define rcu_tsan_grace_period_over() do { } while (0)
 #endif
 
+/* Every address space, in creation order, for memory_region_redeclare. */
+static GPtrArray *address_spaces;
+static pthread_mutex_t address_spaces_mutex = PTHREAD_MUTEX_INITIALIZER;
+
 static pthread_key_t rcu_thread_key;
 static pthread_once_t rcu_key_once = PTHREAD_ONCE_INIT;
 static __thread bool rcu_thread_registered;
@@ -96,7 +64,7 @@ static void rcu_key_create(void)
     pthread_key_create(&rcu_thread_key, rcu_thread_exit);
 }
 
-static void rcu_reader_enter(void)
+void memory_rcu_read_lock(void)
 {
     if (!rcu_thread_registered) {
         pthread_once(&rcu_key_once, rcu_key_create);
@@ -108,10 +76,21 @@ static void rcu_reader_enter(void)
     urcu_memb_read_lock();
 }
 
-static void rcu_reader_exit(void)
+void memory_rcu_read_unlock(void)
 {
     rcu_tsan_reader_done();
     urcu_memb_read_unlock();
+}
+
+void memory_call_rcu(struct rcu_head *head, void (*fn)(struct rcu_head *head))
+{
+    rcu_tsan_reader_done();     /* the writer, too, is done with the object */
+    urcu_memb_call_rcu(head, fn);
+}
+
+void memory_rcu_reclaim(void)
+{
+    rcu_tsan_grace_period_over();
 }
 
 /* ---- regions ---- */
@@ -268,7 +247,7 @@ static FlatView *flatview_build(GArray *mappings)
 
 static void flatview_free_rcu(struct rcu_head *head)
 {
-    rcu_tsan_grace_period_over();
+    memory_rcu_reclaim();
     g_free(caa_container_of(head, FlatView, rcu));
 }
 
@@ -280,15 +259,14 @@ static bool in_own_transaction(AddressSpace *as)
     return atomic_load_explicit(&as->transaction_owner, memory_order_relaxed) == &this_thread;
 }
 
-/* Take the writer lock, unless this thread holds it for its transaction. */
-static void writer_enter(AddressSpace *as)
+void address_space_writer_enter(AddressSpace *as)
 {
     if (!in_own_transaction(as)) {
         pthread_mutex_lock(&as->writer_lock);
     }
 }
 
-static void writer_leave(AddressSpace *as)
+void address_space_writer_leave(AddressSpace *as)
 {
     if (!in_own_transaction(as)) {
         pthread_mutex_unlock(&as->writer_lock);
@@ -302,11 +280,10 @@ static void address_space_publish(AddressSpace *as)
         return;
     }
     FlatView *old = atomic_load_explicit(&as->view, memory_order_relaxed);
-    atomic_store_explicit(&as->view, flatview_build(as->mappings), memory_order_release);
-    if (old) {
-        rcu_tsan_reader_done();     /* the writer, too, is done with old */
-        urcu_memb_call_rcu(&old->rcu, flatview_free_rcu);
-    }
+    FlatView *new = flatview_build(as->mappings);
+    atomic_store_explicit(&as->view, new, memory_order_release);
+    memory_listeners_publish(as, old, new);
+    memory_call_rcu(&old->rcu, flatview_free_rcu);
 }
 
 AddressSpace *address_space_new(const char *name)
@@ -315,12 +292,24 @@ AddressSpace *address_space_new(const char *name)
     as->name = name;
     pthread_mutex_init(&as->writer_lock, NULL);
     as->mappings = g_array_new(FALSE, FALSE, sizeof(Mapping));
+    as->listeners = g_ptr_array_new();
     atomic_init(&as->view, flatview_build(as->mappings));
+    pthread_mutex_lock(&address_spaces_mutex);
+    if (!address_spaces) {
+        address_spaces = g_ptr_array_new();
+    }
+    g_ptr_array_add(address_spaces, as);
+    pthread_mutex_unlock(&address_spaces_mutex);
     return as;
 }
 
 void address_space_free(AddressSpace *as)
 {
+    pthread_mutex_lock(&address_spaces_mutex);
+    g_ptr_array_remove(address_spaces, as);
+    pthread_mutex_unlock(&address_spaces_mutex);
+    g_assert(as->listeners->len == 0);
+    g_ptr_array_free(as->listeners, TRUE);
     for (guint i = 0; i < as->mappings->len; i++) {
         g_array_index(as->mappings, Mapping, i).mr->mapped_in = NULL;
     }
@@ -328,6 +317,17 @@ void address_space_free(AddressSpace *as)
     g_free(atomic_load(&as->view));
     pthread_mutex_destroy(&as->writer_lock);
     g_free(as);
+}
+
+GPtrArray *address_spaces_lock(void)
+{
+    pthread_mutex_lock(&address_spaces_mutex);
+    return address_spaces;
+}
+
+void address_spaces_unlock(void)
+{
+    pthread_mutex_unlock(&address_spaces_mutex);
 }
 
 void memory_init(void)
@@ -344,17 +344,17 @@ void address_space_map(AddressSpace *as, MemoryRegion *mr, uint64_t base, int pr
     /* A subregion is mapped through its container; a region is mapped in
      * one space, which is where changes of its tree are published. */
     g_assert(!mr->container && (!mr->mapped_in || mr->mapped_in == as));
-    writer_enter(as);
+    address_space_writer_enter(as);
     Mapping m = { .mr = mr, .base = base, .priority = priority, .seq = as->next_seq++ };
     g_array_append_val(as->mappings, m);
     mr->mapped_in = as;
     address_space_publish(as);
-    writer_leave(as);
+    address_space_writer_leave(as);
 }
 
 void address_space_unmap(AddressSpace *as, MemoryRegion *mr)
 {
-    writer_enter(as);
+    address_space_writer_enter(as);
     for (guint i = as->mappings->len; i-- > 0;) {
         if (g_array_index(as->mappings, Mapping, i).mr == mr) {
             g_array_remove_index(as->mappings, i);
@@ -362,12 +362,12 @@ void address_space_unmap(AddressSpace *as, MemoryRegion *mr)
         }
     }
     address_space_publish(as);
-    writer_leave(as);
+    address_space_writer_leave(as);
 }
 
 void address_space_begin(AddressSpace *as)
 {
-    writer_enter(as);
+    address_space_writer_enter(as);
     atomic_store_explicit(&as->transaction_owner, &this_thread, memory_order_relaxed);
     as->transaction_depth++;
 }
@@ -398,7 +398,7 @@ static AddressSpace *tree_change_begin(MemoryRegion *mr)
 {
     AddressSpace *as = memory_region_root(mr)->mapped_in;
     if (as) {
-        writer_enter(as);
+        address_space_writer_enter(as);
         /* The caller keeps the tree from moving between spaces meanwhile. */
         g_assert(memory_region_root(mr)->mapped_in == as);
     }
@@ -409,7 +409,7 @@ static void tree_change_end(AddressSpace *as)
 {
     if (as) {
         address_space_publish(as);
-        writer_leave(as);
+        address_space_writer_leave(as);
     }
 }
 
@@ -443,10 +443,10 @@ void memory_region_del_subregion(MemoryRegion *container, MemoryRegion *child)
 
 MemoryRegion *address_space_lookup_mapping(AddressSpace *as, uint64_t addr)
 {
-    writer_enter(as);
+    address_space_writer_enter(as);
     const Mapping *winner = mapping_winner(as->mappings, addr);
     MemoryRegion *mr = winner ? winner->mr : NULL;
-    writer_leave(as);
+    address_space_writer_leave(as);
     return mr;
 }
 
@@ -480,7 +480,7 @@ typedef struct Hit {
 static Hit lookup(AddressSpace *as, uint64_t addr, uint64_t len)
 {
     Hit hit = { .len = len };
-    rcu_reader_enter();
+    memory_rcu_read_lock();
     const FlatView *view = atomic_load_explicit(&as->view, memory_order_acquire);
     const FlatRange *r = flatview_find(view, addr);
     if (r) {
@@ -500,7 +500,7 @@ static Hit lookup(AddressSpace *as, uint64_t addr, uint64_t len)
             }
         }
     }
-    rcu_reader_exit();
+    memory_rcu_read_unlock();
     return hit;
 }
 
@@ -566,15 +566,22 @@ static void io_access_locked(MemoryRegion *mr, uint64_t offset, uint8_t *buf, ui
 }
 
 /* count accesses of len bytes at the same offset, buf advancing by len:
- * the device lock is taken once for all of them. */
+ * the device lock is taken once for all of them. Writes KVM held back in
+ * its coalesced ring come first, so nothing overtakes them; a write an
+ * ioeventfd matches signals it instead of reaching the device (KVM did
+ * not, or the access would not be here). */
 static void io_access(MemoryRegion *mr, uint64_t offset, uint8_t *buf, uint64_t len,
                       uint32_t count, bool is_write)
 {
+    memory_coalesced_drain();
     bool locked = dispatch_takes_lock(mr->ops);
     if (locked) {
         device_lock(mr->owner);
     }
     for (uint32_t i = 0; i < count; i++, buf += len) {
+        if (is_write && memory_region_eventfd_signal(mr, offset, buf, len)) {
+            continue;
+        }
         io_access_locked(mr, offset, buf, len, is_write);
     }
     if (locked) {
@@ -666,12 +673,12 @@ static bool dma_walk(const FlatView *view, uint64_t addr, uint8_t *buf, uint64_t
 
 static bool dma_rw(uint64_t addr, uint8_t *buf, uint64_t len, bool is_write)
 {
-    rcu_reader_enter();
+    memory_rcu_read_lock();
     const FlatView *view = atomic_load_explicit(&address_space_memory->view, memory_order_acquire);
     /* Check first, so that a refused transfer changes nothing. */
     bool ok = dma_walk(view, addr, buf, len, is_write, false) &&
               dma_walk(view, addr, buf, len, is_write, true);
-    rcu_reader_exit();
+    memory_rcu_read_unlock();
     if (!ok) {
         dma_count_refused();
         qemu_log_mask(LOG_GUEST_ERROR, "DMA %s of %" PRIu64 " bytes at 0x%" PRIx64

@@ -35,13 +35,18 @@ void event_notifier_set(EventNotifier *e)
     }
 }
 
-bool event_notifier_test_and_clear(EventNotifier *e)
+uint64_t event_notifier_take(EventNotifier *e)
 {
     uint64_t count;
     ssize_t n;
     while ((n = read(e->fd, &count, sizeof(count))) < 0 && errno == EINTR) {
     }
-    return n == sizeof(count);
+    return n == sizeof(count) ? count : 0;
+}
+
+bool event_notifier_test_and_clear(EventNotifier *e)
+{
+    return event_notifier_take(e) != 0;
 }
 
 static void event_notifier_ready(void *opaque, GIOCondition revents)

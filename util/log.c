@@ -13,6 +13,7 @@ static const struct {
 } log_categories[] = {
     { "guest_errors", LOG_GUEST_ERROR, "log when the guest programs a device wrongly" },
     { "unimp", LOG_UNIMP, "log accesses to unimplemented functionality" },
+    { "exits", LOG_EXITS, "print each vCPU's exits to user space (io, mmio, other) at exit" },
 };
 
 bool qemu_log_parse(const char *arg, Error **errp)

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <linux/kvm.h>
 #include <glib.h>
+#include "exec/memory.h"
 #include "hw/irq.h"
 #include "kvm-internal.h"
 
@@ -85,10 +86,10 @@ static bool kvm_setup_gsi_routing(Error **errp)
     return ok;
 }
 
-static bool kvm_set_slot(const KVMSlot *slot, Error **errp)
+bool kvm_set_slot(unsigned index, const KVMSlot *slot, Error **errp)
 {
     struct kvm_userspace_memory_region region = {
-        .slot = slot->slot,
+        .slot = index,
         .guest_phys_addr = slot->gpa,
         .memory_size = slot->size,
         .userspace_addr = (uintptr_t)slot->host,
@@ -136,8 +137,8 @@ static bool kvm_create_vm(Error **errp)
             return false;
         }
     }
-    for (unsigned i = 0; i < kvm_state.nslots; i++) {
-        if (!kvm_set_slot(&kvm_state.slots[i], errp)) {
+    for (unsigned i = 0; i < G_N_ELEMENTS(kvm_state.slots); i++) {
+        if (kvm_state.slots[i].used && !kvm_set_slot(i, &kvm_state.slots[i], errp)) {
             return false;
         }
     }
@@ -176,28 +177,24 @@ bool kvm_init(bool pit, bool pit_discard_lost_ticks, Error **errp)
         error_setg_errno(errp, errno, "KVM_GET_VCPU_MMAP_SIZE");
         return false;
     }
+    int nr_slots = ioctl(kvm_state.kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_NR_MEMSLOTS);
+    kvm_state.max_slots = MIN(nr_slots > 0 ? (unsigned)nr_slots : 32, KVM_MAX_RAM_SLOTS);
     kvm_state.pit = pit;
     kvm_state.pit_discard_lost_ticks = pit_discard_lost_ticks;
     if (!kvm_create_vm(errp)) {
         return false;
     }
     irq_set_backend(&(IrqBackend) { .set_level = kvm_irq_set_level, .send_msi = kvm_send_msi });
+    memory_init();
+    kvm_ram_listener_init();
+    kvm_ioeventfd_init();
+    kvm_coalesced_init();
     return true;
 }
 
-bool kvm_add_ram(uint64_t gpa, uint64_t size, void *host, Error **errp)
+unsigned kvm_fast_paths(void)
 {
-    if (kvm_state.nslots == G_N_ELEMENTS(kvm_state.slots)) {
-        error_setg(errp, "too many RAM ranges");
-        return false;
-    }
-    KVMSlot *slot = &kvm_state.slots[kvm_state.nslots];
-    *slot = (KVMSlot) { .slot = kvm_state.nslots, .gpa = gpa, .size = size, .host = host };
-    if (!kvm_set_slot(slot, errp)) {
-        return false;
-    }
-    kvm_state.nslots++;
-    return true;
+    return kvm_state.fast_paths;
 }
 
 typedef struct RecreatedHook {

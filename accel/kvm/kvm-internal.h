@@ -8,8 +8,11 @@
 #include <linux/kvm.h>
 #include "sysemu/kvm.h"
 
+#define KVM_MAX_RAM_SLOTS 32
+
+/* A memory slot: one RAM section of address_space_memory (kvm-ram.c). */
 typedef struct KVMSlot {
-    unsigned slot;
+    bool used;
     uint64_t gpa, size;
     void *host;
 } KVMSlot;
@@ -20,11 +23,28 @@ typedef struct KVMState {
     int run_size;               /* of each vCPU's shared kvm_run area */
     bool pit;
     bool pit_discard_lost_ticks;
-    KVMSlot slots[4];
-    unsigned nslots;
+    KVMSlot slots[KVM_MAX_RAM_SLOTS];   /* indexed by KVM slot number */
+    unsigned max_slots;                 /* usable here: KVM_CAP_NR_MEMSLOTS */
+    unsigned fast_paths;                /* KVM_FAST_PATH_*, set at kvm_init */
 } KVMState;
 
 extern KVMState kvm_state;
+
+/* kvm-all.c: register slot number `index` (size 0 deletes it). */
+bool kvm_set_slot(unsigned index, const KVMSlot *slot, Error **errp);
+
+/* kvm-ram.c: RAM mapped in address_space_memory becomes memory slots. */
+void kvm_ram_listener_init(void);
+
+/* kvm-ioeventfd.c and kvm-coalesced.c: with the capability, listeners
+ * put regions' ioeventfds and coalesced ranges into the kernel, and again
+ * after each VM re-creation; without it, dispatch handles them. */
+void kvm_ioeventfd_init(void);
+void kvm_coalesced_init(void);
+/* Map the coalesced ring through a vCPU's fd and hand it to dispatch /
+ * take it back (while no vCPU runs). */
+bool kvm_coalesced_ring_map(int vcpu_fd, Error **errp);
+void kvm_coalesced_ring_unmap(void);
 
 /* kvm-vcpu.c: close every vCPU (threads already stopped) / create them
  * again with the configuration given to kvm_create_vcpus. */

@@ -33,8 +33,10 @@
 #define MISC_ENABLE_FAST_STRING (1ULL << 0)
 #define MAX_VCPUS 255
 
+/* Aligned to a cache line: each vCPU writes its exit counts on every
+ * exit, and no other vCPU's fields may share that line. */
 typedef struct VCPU {
-    unsigned index;
+    _Alignas(64) unsigned index;
     uint32_t apic_id;
     int fd;
     struct kvm_run *run;
@@ -47,6 +49,9 @@ typedef struct VCPU {
     /* The guest cannot go on (it shut down, or KVM failed) until the
      * machine is reset; guarded by control_lock, cleared on resume. */
     bool halted;
+    /* Written by the vCPU's own thread only; read by it, or by others
+     * once it is joined. */
+    KVMExitCounts exits;
 } VCPU;
 
 static VCPU vcpus[MAX_VCPUS];
@@ -55,6 +60,8 @@ static CpuConfig vcpu_cpu_config;
 static CpuTopology vcpu_topology;
 
 static pthread_mutex_t control_lock = PTHREAD_MUTEX_INITIALIZER;
+/* The VCPU whose thread this is, NULL on any other thread. */
+static _Thread_local VCPU *current_vcpu;
 static pthread_cond_t control_cond = PTHREAD_COND_INITIALIZER;
 
 static void kick_signal_handler(int sig)
@@ -135,7 +142,8 @@ static bool vcpus_create_all(Error **errp)
         ok = vcpu_create(&vcpus[i], supported, errp);
     }
     g_free(supported);
-    return ok;
+    /* The coalesced ring is the VM's; any vCPU's fd maps it. */
+    return ok && kvm_coalesced_ring_map(vcpus[0].fd, errp);
 }
 
 bool kvm_create_vcpus(unsigned ncpus, const CpuConfig *cpu, const CpuTopology *topo,
@@ -171,6 +179,7 @@ bool kvm_recreate_vcpus(Error **errp)
  * vCPUs in that state. The vCPU threads are paused meanwhile. */
 void kvm_destroy_vcpus(void)
 {
+    kvm_coalesced_ring_unmap();
     for (unsigned i = 0; i < nvcpus; i++) {
         if (vcpus[i].run) {
             munmap(vcpus[i].run, kvm_state.run_size);
@@ -344,15 +353,20 @@ static void vcpu_report_internal_error(VCPU *cpu)
 static bool vcpu_handle_exit(VCPU *cpu)
 {
     struct kvm_run *run = cpu->run;
+    /* Writes KVM held back come before whatever made this exit. */
+    memory_coalesced_drain();
     switch (run->exit_reason) {
     case KVM_EXIT_IO:
+        cpu->exits.io++;
         vcpu_handle_io(cpu);
         return true;
     case KVM_EXIT_MMIO:
+        cpu->exits.mmio++;
         vcpu_handle_mmio(cpu);
         return true;
     case KVM_EXIT_INTR:
     case KVM_EXIT_HLT:          /* the in-kernel LAPIC handles HLT; harmless */
+        cpu->exits.other++;
         return true;
     case KVM_EXIT_SHUTDOWN:     /* triple fault: a PC resets */
         if (qemu_loglevel_mask(LOG_GUEST_ERROR)) {
@@ -419,6 +433,7 @@ static bool vcpu_check_requests(VCPU *cpu, bool take_lock)
 static void *vcpu_thread(void *opaque)
 {
     VCPU *cpu = opaque;
+    current_vcpu = cpu;
     sigset_t unblock;
     sigemptyset(&unblock);
     sigaddset(&unblock, SIG_KICK);
@@ -541,5 +556,16 @@ void kvm_stop_vcpus(void)
         if (running) {
             pthread_join(vcpus[i].thread, NULL);
         }
+        if (qemu_loglevel_mask(LOG_EXITS)) {
+            const KVMExitCounts *e = &vcpus[i].exits;
+            fprintf(stderr, "vCPU %u exits to user space: io=%" PRIu64 " mmio=%" PRIu64
+                    " other=%" PRIu64 "\n", i, e->io, e->mmio, e->other);
+        }
     }
+}
+
+bool kvm_vcpu_exit_counts(KVMExitCounts *counts)
+{
+    *counts = current_vcpu ? current_vcpu->exits : (KVMExitCounts) { 0 };
+    return current_vcpu != NULL;
 }

@@ -74,19 +74,14 @@ static bool pc_allocate_ram(PCMachine *m, uint64_t ram_size, Error **errp)
     m->mem = (GuestMemory) {
         .host = host, .below_4g = low, .host_high = high ? host + low : NULL, .above_4g = high,
     };
+    /* Mapped RAM becomes KVM memory slots through KVM's listener. */
     memory_region_init_ram(&m->ram_low, "pc.ram", low, host);
     address_space_map(address_space_memory, &m->ram_low, 0, 0);
-    if (!kvm_add_ram(0, low, host, errp)) {
-        return false;
-    }
     if (high) {
         memory_region_init_ram(&m->ram_high, "pc.ram-high", high, host + low);
         address_space_map(address_space_memory, &m->ram_high, PC_HIGHMEM_START, 0);
-        if (!kvm_add_ram(PC_HIGHMEM_START, high, host + low, errp)) {
-            return false;
-        }
     }
-    return true;
+    return kvm_ram_registered(errp);
 }
 
 static void pc_build_e820(PCMachine *m)

@@ -22,16 +22,26 @@
  * or past the name, reads 0. Accesses are served a byte at a time, as in
  * QEMU, so a wide write hits with its low byte.
  *
- * Under KVM, QEMU routes the eventfd tests' writes to ioeventfds, which
- * its read side drains without counting them, so there a count stays 0.
- * We count every test in the handler, which is what QEMU without KVM
- * shows; kvm-unit-tests accepts either.
+ * The eventfd tests are what their names say, as in QEMU: selecting one
+ * declares an ioeventfd at its offset (one byte; with datamatch, of the
+ * test's data) on its BAR, and deselecting removes it. Where KVM takes
+ * ioeventfds of any width, the mmio wildcard test's is one, as QEMU makes
+ * it (KVM's fastest MMIO exit). Under KVM the write
+ * signals the eventfd in the kernel and never reaches the handler; without
+ * KVM's ioeventfds dispatch signals it instead (exec/memory.h). Either way
+ * nobody counts the signals (the notifier is only drained when its test is
+ * selected or deselected, so no ring wakes a thread), and a hit on an
+ * eventfd test leaves its count at 0, as QEMU shows it. Writes the
+ * ioeventfd does not match (another width, other data) reach the handler
+ * and count as above. kvm-unit-tests accepts either count.
  */
 #include <string.h>
 #include <glib.h>
 #include "exec/memory.h"
 #include "hw/misc/testdev.h"
 #include "hw/pci/pci.h"
+#include "qemu/event-notifier.h"
+#include "sysemu/kvm.h"
 
 #define PCI_TESTDEV_VENDOR_ID       0x1b36  /* Red Hat, Inc. */
 #define PCI_TESTDEV_DEVICE_ID       0x0005
@@ -67,11 +77,17 @@ typedef struct PCITestdevState {
     MemoryRegion portio;
     int current;                        /* selected test, or NO_TEST */
     uint32_t count[PCI_TESTDEV_TESTS];
+    EventNotifier notifier[PCI_TESTDEV_TESTS];  /* of the eventfd tests */
 } PCITestdevState;
 
 static bool test_is_wildcard(int test)
 {
     return test % TESTS_PER_BAR == TEST_WILDCARD_EVENTFD;
+}
+
+static bool test_has_eventfd(int test)
+{
+    return test % TESTS_PER_BAR != TEST_NO_EVENTFD;
 }
 
 static uint32_t test_offset(int test)
@@ -122,14 +138,37 @@ static uint64_t pci_testdev_read(void *opaque, uint64_t addr, unsigned size)
     return s->current == NO_TEST ? 0 : test_header_byte(s, s->current, addr);
 }
 
+/* Declare (add) or remove the ioeventfd of test, if it has one. */
+static void pci_testdev_set_eventfd(PCITestdevState *s, int test, bool add)
+{
+    if (test == NO_TEST || !test_has_eventfd(test)) {
+        return;
+    }
+    event_notifier_test_and_clear(&s->notifier[test]);     /* drained, not counted */
+    bool mmio = test / TESTS_PER_BAR == BAR_KIND_MMIO;
+    MemoryRegion *bar = mmio ? &s->mmio : &s->portio;
+    bool match = !test_is_wildcard(test);
+    bool any_width = mmio && !match && (kvm_fast_paths() & KVM_FAST_PATH_IOEVENTFD_ANY_LENGTH);
+    unsigned size = any_width ? 0 : PCI_TESTDEV_WIDTH;
+    if (add) {
+        memory_region_add_eventfd(bar, test_offset(test), size, match, test_data(test),
+                                  &s->notifier[test]);
+    } else {
+        memory_region_del_eventfd(bar, test_offset(test), size, match, test_data(test),
+                                  &s->notifier[test]);
+    }
+}
+
 static void pci_testdev_select(PCITestdevState *s, int bar_kind, uint64_t value)
 {
+    pci_testdev_set_eventfd(s, s->current, false);
     if (value >= TESTS_PER_BAR) {
         s->current = NO_TEST;
         return;
     }
     s->current = bar_kind * TESTS_PER_BAR + (int)value;
     s->count[s->current] = 0;
+    pci_testdev_set_eventfd(s, s->current, true);
 }
 
 static void pci_testdev_write(PCITestdevState *s, int bar_kind, uint64_t addr, uint64_t value,
@@ -175,6 +214,7 @@ static const MemoryRegionOps pci_testdev_portio_ops = {
 static void pci_testdev_reset(QEMUDevice *dev)
 {
     PCITestdevState *s = (PCITestdevState *)dev;
+    pci_testdev_set_eventfd(s, s->current, false);
     s->current = NO_TEST;
     pci_device_reset(&s->pci);
 }
@@ -190,6 +230,15 @@ QEMUDevice *pci_testdev_new(PCIBus *bus, int devfn, Error **errp)
     }
     s->pci.qdev.reset = pci_testdev_reset;
     s->current = NO_TEST;
+    for (int test = 0; test < PCI_TESTDEV_TESTS; test++) {
+        if (!test_has_eventfd(test)) {
+            s->notifier[test].fd = -1;
+            continue;
+        }
+        if (!event_notifier_init(&s->notifier[test], errp)) {
+            return NULL;
+        }
+    }
     memory_region_init_io(&s->mmio, &s->pci.qdev, &pci_testdev_mmio_ops, s,
                           "pci-testdev-mmio", PCI_TESTDEV_MMIO_SIZE);
     memory_region_init_io(&s->portio, &s->pci.qdev, &pci_testdev_portio_ops, s,

@@ -11,6 +11,16 @@
  * needs no lock and can never re-enter a device, so doing it synchronously
  * inside the doorbell write is safe.
  *
+ * The doorbell (PDL_REG_DOORBELL) is an ioeventfd in both BARs: under KVM
+ * the guest's write signals it in the kernel, and the device counts the
+ * rings when it consumes the notifier on the main loop, under its lock,
+ * off the vCPU's path. Like a device busy with the work a ring asked for,
+ * it then stops watching the notifier for PDL_DOORBELL_REST_NS: a burst of
+ * rings costs the guest the kernel's eventfd signal each, not a wake-up of
+ * the main loop each (reading DOORBELL_COUNT consumes what is pending). ARRAY is declared coalesced in both BARs: dispatch
+ * replays its queued writes in order before any other access, so the
+ * write handler is the ordinary one.
+ *
  * Guest mistakes (wrong access width, writes to read-only registers,
  * unknown commands, DMA without bus mastering or outside RAM) are logged
  * under -d guest_errors and ignored, or fail the DMA command with
@@ -24,13 +34,19 @@
 #include "hw/misc/testdev.h"
 #include "hw/pci/msi.h"
 #include "hw/pci/pci.h"
+#include "qemu/event-notifier.h"
+#include "qemu/fd-watch.h"
 #include "qemu/log.h"
+#include "qemu/main-loop.h"
+#include "qemu/timer.h"
+#include "sysemu/kvm.h"
 
 #define PDL_TESTDEV_REG_SIZE    4
 /* DMA moves through a bounce buffer of this size, on the vCPU's stack. */
 #define PDL_TESTDEV_DMA_CHUNK   4096
 #define PDL_IRQ_KIND_MASK       0xff
 #define PDL_IRQ_VECTOR_SHIFT    8
+#define PDL_DOORBELL_REST_NS    10000000
 
 typedef struct PDLTestdevState {
     PCIDevice pci;
@@ -44,6 +60,14 @@ typedef struct PDLTestdevState {
     uint8_t dma_pattern;
     uint32_t dma_status;
     uint32_t dma_result;
+    EventNotifier doorbell;
+    FdWatch *doorbell_watch;        /* main loop: the two below too */
+    QEMUTimer *doorbell_rest;
+    bool doorbell_resting;
+    uint32_t doorbell_count;
+    uint32_t array[PDL_ARRAY_ENTRIES];
+    uint32_t log_count;
+    uint32_t log_digest;
 } PDLTestdevState;
 
 /* ---- interrupts ---- */
@@ -188,6 +212,70 @@ static void pdl_testdev_dma_doorbell(PDLTestdevState *s, uint32_t command)
     s->dma_status = failure ? PDL_DMA_STATUS_ERROR : PDL_DMA_STATUS_DONE;
 }
 
+/* ---- fast paths ---- */
+
+/* Under the device lock. */
+static void pdl_testdev_doorbell_consume(PDLTestdevState *s)
+{
+    s->doorbell_count += (uint32_t)event_notifier_take(&s->doorbell);
+}
+
+/* Main loop: the doorbell rang (in KVM, or signalled by dispatch). */
+static void pdl_testdev_doorbell_rang(void *opaque, GIOCondition revents)
+{
+    PDLTestdevState *s = opaque;
+    device_lock(&s->pci.qdev);
+    pdl_testdev_doorbell_consume(s);
+    device_unlock(&s->pci.qdev);
+    s->doorbell_resting = true;
+    timer_mod(s->doorbell_rest, clock_get_ns() + PDL_DOORBELL_REST_NS);
+}
+
+static void pdl_testdev_doorbell_rested(void *opaque)
+{
+    PDLTestdevState *s = opaque;
+    s->doorbell_resting = false;
+}
+
+static GIOCondition pdl_testdev_doorbell_wanted(void *opaque)
+{
+    PDLTestdevState *s = opaque;
+    return s->doorbell_resting ? 0 : G_IO_IN;
+}
+
+static uint32_t pdl_testdev_vcpu_exits(void)
+{
+    KVMExitCounts exits;
+    kvm_vcpu_exit_counts(&exits);
+    return (uint32_t)(exits.io + exits.mmio);
+}
+
+static uint32_t pdl_testdev_fast_paths(void)
+{
+    unsigned kvm = kvm_fast_paths();
+    return (kvm & KVM_FAST_PATH_IOEVENTFD ? PDL_FAST_IOEVENTFD : 0) |
+           (kvm & KVM_FAST_PATH_COALESCED_MMIO ? PDL_FAST_COALESCED_MMIO : 0) |
+           (kvm & KVM_FAST_PATH_COALESCED_PIO ? PDL_FAST_COALESCED_PIO : 0);
+}
+
+static void pdl_testdev_log_clear(PDLTestdevState *s)
+{
+    s->log_count = 0;
+    s->log_digest = PDL_LOG_DIGEST_INIT;
+}
+
+static void pdl_testdev_array_write(PDLTestdevState *s, unsigned index, uint32_t value)
+{
+    s->array[index] = value;
+    s->log_count++;
+    s->log_digest = pdl_log_digest_step(s->log_digest, index, value);
+}
+
+static bool pdl_testdev_is_array(uint64_t offset)
+{
+    return offset >= PDL_REG_ARRAY && offset < PDL_REG_ARRAY + 4 * PDL_ARRAY_ENTRIES;
+}
+
 /* ---- registers (BAR0 and BAR1) ---- */
 
 static bool pdl_testdev_access_ok(PDLTestdevState *s, uint64_t offset, unsigned size,
@@ -208,6 +296,9 @@ static uint64_t pdl_testdev_read(void *opaque, uint64_t offset, unsigned size)
     PDLTestdevState *s = opaque;
     if (!pdl_testdev_access_ok(s, offset, size, "read")) {
         return 0;
+    }
+    if (pdl_testdev_is_array(offset)) {
+        return s->array[(offset - PDL_REG_ARRAY) / 4];
     }
     switch (offset) {
     case PDL_REG_ID:
@@ -230,9 +321,21 @@ static uint64_t pdl_testdev_read(void *opaque, uint64_t offset, unsigned size)
         return s->dma_status;
     case PDL_REG_DMA_RESULT:
         return s->dma_result;
+    case PDL_REG_DOORBELL_COUNT:
+        pdl_testdev_doorbell_consume(s);
+        return s->doorbell_count;
+    case PDL_REG_VCPU_EXITS:
+        return pdl_testdev_vcpu_exits();
+    case PDL_REG_FAST_PATHS:
+        return pdl_testdev_fast_paths();
+    case PDL_REG_LOG_COUNT:
+        return s->log_count;
+    case PDL_REG_LOG_DIGEST:
+        return s->log_digest;
     case PDL_REG_IRQ_RAISE:
     case PDL_REG_IRQ_ACK:
     case PDL_REG_DMA_DOORBELL:
+    case PDL_REG_DOORBELL:
         return 0;   /* write-only */
     default:
         qemu_log_mask(LOG_GUEST_ERROR, "%s: read of unknown register 0x%" PRIx64 "\n",
@@ -246,6 +349,10 @@ static void pdl_testdev_write(void *opaque, uint64_t offset, uint64_t value64, u
     PDLTestdevState *s = opaque;
     uint32_t value = (uint32_t)value64;
     if (!pdl_testdev_access_ok(s, offset, size, "write")) {
+        return;
+    }
+    if (pdl_testdev_is_array(offset)) {
+        pdl_testdev_array_write(s, (offset - PDL_REG_ARRAY) / 4, value);
         return;
     }
     switch (offset) {
@@ -273,6 +380,9 @@ static void pdl_testdev_write(void *opaque, uint64_t offset, uint64_t value64, u
     case PDL_REG_DMA_DOORBELL:
         pdl_testdev_dma_doorbell(s, value);
         break;
+    case PDL_REG_LOG_COUNT:
+        pdl_testdev_log_clear(s);
+        break;
     default:
         qemu_log_mask(LOG_GUEST_ERROR, "%s: write of 0x%x to read-only or unknown register "
                       "0x%" PRIx64 ": ignored\n", s->pci.qdev.id, value, offset);
@@ -299,7 +409,19 @@ static void pdl_testdev_reset(QEMUDevice *dev)
     s->dma_pattern = 0;
     s->dma_status = PDL_DMA_STATUS_IDLE;
     s->dma_result = 0;
+    event_notifier_take(&s->doorbell);     /* rung before the reset */
+    s->doorbell_count = 0;
+    memset(s->array, 0, sizeof(s->array));
+    pdl_testdev_log_clear(s);
     pci_device_reset(&s->pci);
+}
+
+/* The doorbell and the coalesced array, in a BAR's register region. */
+static void pdl_testdev_declare_fast_paths(PDLTestdevState *s, MemoryRegion *bar)
+{
+    /* Any width: KVM's fastest exit for MMIO, where it has it. */
+    memory_region_add_eventfd(bar, PDL_REG_DOORBELL, 0, false, 0, &s->doorbell);
+    memory_region_add_coalescing(bar, PDL_REG_ARRAY, 4 * PDL_ARRAY_ENTRIES);
 }
 
 QEMUDevice *pdl_testdev_new(PCIBus *bus, int devfn, Error **errp)
@@ -312,10 +434,19 @@ QEMUDevice *pdl_testdev_new(PCIBus *bus, int devfn, Error **errp)
         return NULL;
     }
     s->pci.qdev.reset = pdl_testdev_reset;
+    pdl_testdev_log_clear(s);
+    if (!event_notifier_init(&s->doorbell, errp)) {
+        return NULL;
+    }
+    s->doorbell_rest = timer_new(pdl_testdev_doorbell_rested, s);
+    s->doorbell_watch = fd_watch_new(main_loop_context(), s->doorbell.fd, G_IO_IN,
+                                     pdl_testdev_doorbell_wanted, pdl_testdev_doorbell_rang, s);
     memory_region_init_io(&s->mmio, &s->pci.qdev, &pdl_testdev_ops, s,
                           "pdl-testdev-mmio", PDL_TESTDEV_MMIO_SIZE);
     memory_region_init_io(&s->io, &s->pci.qdev, &pdl_testdev_ops, s,
                           "pdl-testdev-io", PDL_TESTDEV_IO_SIZE);
+    pdl_testdev_declare_fast_paths(s, &s->mmio);
+    pdl_testdev_declare_fast_paths(s, &s->io);
     pci_register_bar(&s->pci, PDL_TESTDEV_MMIO_BAR, 0, &s->mmio);
     pci_register_bar(&s->pci, PDL_TESTDEV_IO_BAR, PCI_BASE_ADDRESS_SPACE_IO, &s->io);
     msi_init(&s->pci, PDL_TESTDEV_MSI_VECTORS);

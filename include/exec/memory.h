@@ -22,6 +22,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "hw/qdev.h"
+#include "qemu/event-notifier.h"
 
 /* What dispatch locks around a region's callbacks. */
 typedef enum RegionLocking {
@@ -73,6 +74,12 @@ typedef struct MemoryRegion {
     uint64_t container_offset;
     int container_priority;
     AddressSpace *mapped_in;    /* where this region is mapped as a root */
+    /* The fast paths the region declares (below): changed only by
+     * memory_region_add/del_eventfd and memory_region_add_coalescing. The
+     * eventfd list is replaced whole and read by dispatch under RCU; the
+     * coalesced ranges are read by memory listeners under the writer lock. */
+    _Atomic(struct MemoryRegionEventfds *) eventfds;
+    struct MemoryRegionCoalescing *coalescing;
 } MemoryRegion;
 
 void memory_region_init_io(MemoryRegion *mr, QEMUDevice *owner,
@@ -177,6 +184,115 @@ MemoryRegion *address_space_lookup(AddressSpace *as, uint64_t addr, uint64_t *of
  * hidden by another mapping, holes of a container BAR included. Takes the
  * writer lock: not for the dispatch path. */
 MemoryRegion *address_space_lookup_mapping(AddressSpace *as, uint64_t addr);
+
+/*
+ * ---- Memory listeners ----
+ *
+ * A listener mirrors an address space's map somewhere else (KVM's memory
+ * slots, ioeventfds and coalesced zones; later vhost's memory table). It
+ * sees the map as sections: a range of the address space [base, base +
+ * size) showing mr from offset on, one per range of the flat view.
+ *
+ * Each time a map change is published (a map or unmap outside a
+ * transaction, or the outermost commit), the listeners of that address
+ * space are told the difference between the old view and the new one:
+ * first region_del for every section that went away, then region_add for
+ * every section that appeared, each in ascending address order; a section
+ * that stayed exactly as it was is not mentioned. A moved BAR is a del at
+ * the old address and an add at the new one; a region whose declared
+ * fast paths change (memory_region_add_eventfd...) is a del and an add of
+ * each of its sections.
+ *
+ * Callbacks run on the thread that made the change, with the address
+ * space's writer lock held, after the new view is published (a vCPU that
+ * meets the address meanwhile is dispatched as the new view says), and
+ * possibly with that thread's device lock held (a BAR moved by a config
+ * write). So a listener may make system calls (KVM ioctls), allocate and
+ * log, and must not take a device lock, change a map, register listeners,
+ * declare fast paths, or drain coalesced writes.
+ */
+typedef struct MemoryRegionSection {
+    MemoryRegion *mr;
+    uint64_t base;              /* address in the address space */
+    uint64_t size;              /* bytes */
+    uint64_t offset;            /* of base within mr */
+} MemoryRegionSection;
+
+typedef struct MemoryListener MemoryListener;
+struct MemoryListener {
+    void (*region_add)(MemoryListener *l, AddressSpace *as, const MemoryRegionSection *s);
+    void (*region_del)(MemoryListener *l, AddressSpace *as, const MemoryRegionSection *s);
+};
+
+/* Listen to as; region_add is called at once for every current section.
+ * One listener may listen to several address spaces. */
+void memory_listener_register(MemoryListener *l, AddressSpace *as);
+/* Stop listening; region_del is called for every current section. */
+void memory_listener_unregister(MemoryListener *l, AddressSpace *as);
+/* region_add for every current section again, for a listener whose mirror
+ * was lost (the VM fd re-created on reset). */
+void memory_listener_replay(MemoryListener *l, AddressSpace *as);
+
+/*
+ * ---- Fast paths a region declares ----
+ *
+ * ioeventfd: a guest write of exactly size bytes at offset (with
+ * match_data: whose value is data) signals e instead of calling
+ * ops->write; size 0 means a write of any width at offset, without
+ * match_data (KVM_CAP_IOEVENTFD_ANY_LENGTH; KVM handles such MMIO writes
+ * without decoding the instruction, its fastest exit). Under KVM with KVM_CAP_IOEVENTFD the kernel signals it and
+ * the vCPU goes straight back to the guest; the device consumes e on a
+ * thread of its choice. Wherever KVM does not (no capability, no KVM, a
+ * PIO doorbell of 8 bytes, a section being moved) dispatch signals e
+ * itself: the same behaviour, slower. size is 0, 1, 2, 4 or 8; data fits
+ * in size bytes. Called at realize or under the owner's device lock, never
+ * from a listener nor inside an address-space transaction. del removes
+ * exactly what add added; e stays open as long as the device lives.
+ */
+void memory_region_add_eventfd(MemoryRegion *mr, uint64_t offset, unsigned size,
+                               bool match_data, uint64_t data, EventNotifier *e);
+void memory_region_del_eventfd(MemoryRegion *mr, uint64_t offset, unsigned size,
+                               bool match_data, uint64_t data, EventNotifier *e);
+
+/*
+ * Coalesced writes: writes to [offset, offset + size) of mr need no
+ * immediate answer, so KVM may queue them in its coalesced MMIO/PIO ring
+ * (KVM_CAP_COALESCED_MMIO / _PIO) and let the vCPU run on. They reach
+ * ops->write later, in the order the guest made them, under the device
+ * lock as usual: dispatch replays the ring before every I/O access it
+ * dispatches and after every exit, so no other access to the device can
+ * overtake them. Reads of the range are dispatched as usual. Same calling
+ * rules as memory_region_add_eventfd.
+ */
+void memory_region_add_coalescing(MemoryRegion *mr, uint64_t offset, uint64_t size);
+
+/*
+ * For listeners (with the writer lock held, as in their callbacks): the
+ * ioeventfds of s->mr that lie wholly in s, and the parts of its coalesced
+ * ranges that s shows, at their addresses in the address space.
+ */
+typedef struct SectionEventfd {
+    uint64_t addr;
+    unsigned size;              /* 0: any width */
+    bool match_data;
+    uint64_t data;
+    EventNotifier *notifier;
+} SectionEventfd;
+typedef void SectionEventfdFn(const SectionEventfd *e, void *opaque);
+typedef void SectionRangeFn(uint64_t addr, uint64_t size, void *opaque);
+void memory_section_for_each_eventfd(const MemoryRegionSection *s, SectionEventfdFn *fn,
+                                     void *opaque);
+void memory_section_for_each_coalesced(const MemoryRegionSection *s, SectionRangeFn *fn,
+                                       void *opaque);
+
+/*
+ * Replay the coalesced writes held back so far (softmmu/memory-coalesced.c).
+ * Dispatch calls it before each I/O access; a device's own thread (an
+ * ioeventfd consumer, say) calls it before taking its device lock when it
+ * reads state that coalesced writes change. Call it with no device lock
+ * held: it takes the targets' locks. Cheap when nothing is held back.
+ */
+void memory_coalesced_drain(void);
 
 /*
  * DMA from devices: guest RAM only, no lock needed. A transfer that is not

@@ -8,6 +8,7 @@
 #define QEMU_EVENT_NOTIFIER_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <glib.h>
 #include "qemu/error.h"
 #include "qemu/fd-watch.h"
@@ -25,6 +26,9 @@ void event_notifier_cleanup(EventNotifier *e);
 void event_notifier_set(EventNotifier *e);
 /* Consume every signal since the last call; true if there was one. */
 bool event_notifier_test_and_clear(EventNotifier *e);
+/* The same, returning how many signals there were (0 if none): each
+ * event_notifier_set, and each write KVM signals for an ioeventfd, is one. */
+uint64_t event_notifier_take(EventNotifier *e);
 /* Call handler on ctx's thread each time the notifier is signalled (the
  * handler calls event_notifier_test_and_clear itself); NULL stops it. */
 void event_notifier_set_handler(EventNotifier *e, GMainContext *ctx,

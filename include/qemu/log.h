@@ -12,6 +12,7 @@
 enum {
     LOG_GUEST_ERROR = 1 << 0,   /* -d guest_errors */
     LOG_UNIMP       = 1 << 1,   /* -d unimp: accesses to unimplemented features */
+    LOG_EXITS       = 1 << 2,   /* -d exits: each vCPU's exits to user space, at exit */
 };
 
 extern int qemu_loglevel;

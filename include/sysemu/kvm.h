@@ -22,8 +22,34 @@
  * kvm-pit.lost_tick_policy=discard). Installs the irq backend (hw/irq.h). */
 bool kvm_init(bool pit, bool pit_discard_lost_ticks, Error **errp);
 
-/* Register guest RAM [gpa, gpa + size) backed by host memory. */
-bool kvm_add_ram(uint64_t gpa, uint64_t size, void *host, Error **errp);
+/*
+ * Guest RAM reaches KVM through the address space: every RAM section of
+ * address_space_memory becomes a memory slot (a listener, accel/kvm/
+ * kvm-ram.c), so mapping RAM there is all a machine does. True if every
+ * section so far has its slot; else false with the first failure. A
+ * failure once the machine runs ends the VMM with status 1.
+ */
+bool kvm_ram_registered(Error **errp);
+
+/* The fast paths this KVM provides (KVM_CHECK_EXTENSION, at kvm_init);
+ * 0 without KVM. A region declares them all the same (exec/memory.h):
+ * dispatch does the work of a missing one, more slowly. */
+enum {
+    KVM_FAST_PATH_IOEVENTFD      = 1 << 0,  /* KVM_CAP_IOEVENTFD */
+    KVM_FAST_PATH_COALESCED_MMIO = 1 << 1,  /* KVM_CAP_COALESCED_MMIO */
+    KVM_FAST_PATH_COALESCED_PIO  = 1 << 2,  /* KVM_CAP_COALESCED_PIO */
+    KVM_FAST_PATH_IOEVENTFD_ANY_LENGTH = 1 << 3,    /* KVM_CAP_IOEVENTFD_ANY_LENGTH */
+};
+unsigned kvm_fast_paths(void);
+
+/* Exits to user space of the calling vCPU thread, by kind, since it was
+ * created; false (and zeros) on any other thread. Counted by the vCPU
+ * itself, in memory no other vCPU writes. -d exits prints every vCPU's at
+ * exit. */
+typedef struct KVMExitCounts {
+    uint64_t io, mmio, other;
+} KVMExitCounts;
+bool kvm_vcpu_exit_counts(KVMExitCounts *counts);
 
 /* Create the vCPUs. Their CPUID follows cpu and topo; vCPU i gets the APIC
  * id cpuid_apic_id(topo, i); vCPU 0 is the boot processor. */

@@ -1,12 +1,26 @@
 #!/usr/bin/env python3
-"""Exit round-trip cost: our VMM against the bare KVM_RUN loop, side by side.
+"""Exit round-trip cost: our VMM, the bare KVM_RUN loop and Debian's QEMU,
+side by side, for exits to user space, exits KVM handles itself, and the
+fast paths (ioeventfd doorbells, coalesced writes).
 
-The tiny multiboot guest makes N port-I/O exits (COM1's scratch register,
-dispatched under the serial port's device lock) or N MMIO exits (an
-unassigned address), timing them with its TSC. kvm-exit-bare runs the very
-same guest with the least possible user space. Rounds alternate between the
-two so that machine noise hits both alike; the report gives medians and the
-ratio ours/bare. Not a pass/fail test.
+The tiny multiboot guest makes N writes of each kind, timing them with its
+TSC (tests/functional/tiny, "bench=KIND:N,..."):
+
+  pio, mmio            exits to user space: COM1's scratch register (under
+                       the serial port's device lock), an unassigned address
+  kpio, kmmio          exits KVM handles in the kernel: the PIC's mask
+                       register, the IOAPIC's index register
+  pdl-doorbell-*       pdl-testdev's doorbell, an ioeventfd (ours only)
+  pdl-array-*          pdl-testdev's coalesced array (ours only)
+  pci-eventfd-*        QEMU's pci-testdev wildcard-eventfd tests: ioeventfds
+                       under both VMMs
+  pci-user-*           its no-eventfd tests: exits to user space
+
+kvm-exit-bare runs the same guest with the least possible user space (pio,
+mmio, kpio, kmmio only). Rounds alternate between the three so that machine
+noise hits them alike; the report gives medians and, for each fast path,
+the ratio to KVM's own exit of the same kind and to an exit to user space.
+Not a pass/fail test.
 
   tests/bench/exit_cost.py [--exits N] [--rounds R] [--nested]
 
@@ -27,7 +41,19 @@ sys.path.insert(0, str(REPO / "tests/functional"))
 
 import kvmhost  # noqa: E402
 
-BENCH_LINE = re.compile(r"tiny: bench (\w+) exits=(\d+) cycles=(0x[0-9a-f]+)")
+REFERENCE = "/usr/bin/qemu-system-x86_64"
+BENCH_LINE = re.compile(r"tiny: bench ([\w-]+) exits=(\d+) cycles=(0x[0-9a-f]+)")
+
+BASE_KINDS = ["pio", "mmio", "kpio", "kmmio"]
+PCI_KINDS = ["pci-eventfd-pio", "pci-eventfd-mmio", "pci-user-pio", "pci-user-mmio"]
+PDL_KINDS = ["pdl-doorbell-pio", "pdl-doorbell-mmio", "pdl-array-pio", "pdl-array-mmio"]
+KINDS = {"ours": BASE_KINDS + PDL_KINDS + PCI_KINDS,
+         "bare": BASE_KINDS,
+         "qemu": BASE_KINDS + PCI_KINDS}
+# The fast paths, each against KVM's own exit and an exit to user space of
+# the same kind (port or memory).
+FAST_PATHS = ["pdl-doorbell-pio", "pdl-doorbell-mmio", "pdl-array-pio", "pdl-array-mmio",
+              "pci-eventfd-pio", "pci-eventfd-mmio"]
 
 
 def build():
@@ -39,26 +65,31 @@ def build():
     return REPO / "build/qemu-system-x86_64", REPO / "build/tests/bench/kvm-exit-bare", tiny
 
 
+def command(who, exits):
+    append = "bench=" + ",".join(f"{kind}:{exits}" for kind in KINDS[who]) + " exit=0"
+    # -cpu host: the same CPUID as the bare loop, which passes KVM's on.
+    vm = ("-accel kvm -cpu host -m 64M -nographic -no-reboot "
+          "-device isa-debug-exit,iobase=0xf4,iosize=4 -device pci-testdev "
+          f"""-kernel "$BENCH_FILES/tiny.elf" -append '{append}'""")
+    if who == "ours":
+        return f'"$VMM" {vm} -device pdl-testdev'
+    if who == "qemu":
+        return f'"$BENCH_FILES/qemu" {vm}'
+    return f""""$BENCH_FILES/kvm-exit-bare" "$BENCH_FILES/tiny.elf" 'tiny.elf {append}' 64"""
+
+
 def fragments(vmm, exits, rounds):
-    """One fragment per exit kind; ours and bare alternate, round by round."""
-    frags = []
-    for kind in ("pio", "mmio"):
-        append = f"bench={kind}:{exits} exit=0"
-        runs = {
-            # -cpu host: the same CPUID as the bare loop, which passes KVM's on.
-            "ours": '"$VMM" -accel kvm -cpu host -m 64M -nographic -no-reboot '
-                    "-device isa-debug-exit,iobase=0xf4,iosize=4 "
-                    f"""-kernel "$BENCH_FILES/tiny.elf" -append '{append}'""",
-            "bare": f""""$BENCH_FILES/kvm-exit-bare" "$BENCH_FILES/tiny.elf" 'tiny.elf {append}' 64""",
-        }
-        script = "\n".join(f"echo @{who}; {runs[who]}"
-                           for _ in range(rounds) for who in ("ours", "bare"))
-        frags.append(kvmhost.Fragment(f"exits_{kind}", script, str(vmm), limit=900))
-    return frags
+    """One fragment per round, the three VMMs in turn: the bench's L1 has
+    been seen to crash under load, and the harness then reruns only the
+    rounds that did not come back."""
+    return [kvmhost.Fragment(f"exits{round_}",
+                             "\n".join(f"echo @{who}; {command(who, exits)}" for who in KINDS),
+                             str(vmm), limit=900, up_marker=None)
+            for round_ in range(rounds)]
 
 
 def parse(output):
-    """{(who, kind): [cycles per exit, ...]} from a fragment's output."""
+    """{(who, kind): [cycles per write, ...]} from a fragment's output."""
     results, who = {}, None
     for line in output.splitlines():
         if line.startswith("@"):
@@ -70,36 +101,48 @@ def parse(output):
     return results
 
 
+def report(results):
+    medians = {key: statistics.median(values) for key, values in results.items()}
+    print(f"  {'kind':18s} {'ours':>9s} {'bare':>9s} {'qemu':>9s}")
+    for kind in KINDS["ours"]:
+        cells = [f"{medians[(who, kind)]:9.0f}" if (who, kind) in medians else f"{'-':>9s}"
+                 for who in ("ours", "bare", "qemu")]
+        print(f"  {kind:18s} {' '.join(cells)}")
+    print("  fast path / KVM's own exit (kpio, kmmio) and / exit to user space (pio, mmio),"
+          " each VMM against itself")
+    for who in ("ours", "qemu"):
+        for kind in FAST_PATHS:
+            if (who, kind) not in medians:
+                continue
+            port = kind.endswith("-pio")
+            kernel = medians.get((who, "kpio" if port else "kmmio"))
+            user = medians.get((who, "pio" if port else "mmio"))
+            if kernel and user:
+                fast = medians[(who, kind)]
+                print(f"  {who:4s} {kind:18s} {fast / kernel:6.2f}x kernel exit"
+                      f"  {fast / user:6.2f}x user exit")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--exits", type=int, default=20000)
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--nested", action="store_true")
     args = ap.parse_args()
-    # Two L2 vCPUs busy at once need two L1 vCPUs, and a measurement wants the
-    # machine to itself: one L1 with two vCPUs, which is the configuration in
-    # which L1 crashes now and then (docs/testing.md); the harness then reruns
-    # the lost fragments.
-    os.environ.setdefault("BENCH_L1_SMP", "2")
+    # A measurement wants the machine to itself: one L1 at a time.
     os.environ.setdefault("VMM_TEST_L1_PARALLEL", "1")
     vmm, bare, tiny = build()
-    files = {"kvm-exit-bare": bare, "tiny.elf": tiny / "tiny.elf"}
+    files = {"kvm-exit-bare": bare, "tiny.elf": tiny / "tiny.elf", "qemu": REFERENCE}
     outcomes = kvmhost.run_batch(fragments(vmm, args.exits, args.rounds),
                                  mode="nested" if args.nested else "direct", files=files)
     results = {}
     for outcome in outcomes.values():
-        results.update(parse(outcome.output))
+        for key, values in parse(outcome.output).items():
+            results.setdefault(key, []).extend(values)
     where = "nested L1 (SVM)" if args.nested else "local /dev/kvm"
-    print(f"exit round trip, {where}, {args.exits} exits x {args.rounds} rounds, "
-          f"median TSC cycles per exit")
-    for kind in ("pio", "mmio"):
-        ours = results.get(("ours", kind), [])
-        base = results.get(("bare", kind), [])
-        if not ours or not base:
-            print(f"  {kind}: no results (see build/test-logs)")
-            continue
-        mo, mb = statistics.median(ours), statistics.median(base)
-        print(f"  {kind:4s}  ours {mo:9.0f}  bare {mb:9.0f}  ratio {mo / mb:.3f}")
+    print(f"exit round trip, {where}, {args.exits} writes x {args.rounds} rounds, "
+          f"median TSC cycles per write")
+    report(results)
 
 
 if __name__ == "__main__":

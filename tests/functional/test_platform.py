@@ -1,7 +1,8 @@
 """The PC platform as Debian's Linux sees it under our VMM, on a KVM host
 (hardware or the nested bench): the PCI bus and its functions, ACPI tables,
 power-off, the PM timer as clocksource, fw_cfg, our PCI test device driven
-from guest user space (registers, INTx, MSI, MSI-X, DMA, a moved BAR),
+from guest user space (registers, INTx, MSI, MSI-X, DMA, a moved BAR, the
+doorbell on an ioeventfd and the coalesced array),
 acpi=off with the MP table, a reset through port 0xcf9, and S3 suspend
 woken by the RTC alarm."""
 
@@ -121,6 +122,23 @@ def test_pci_test_device_from_guest(runs, check):
     # vector can land in the middle of the program's line.
     assert re.search(rf"^PASS {check}(?![\w-])", log, re.M), log
     assert re.search(r"^SUMMARY 0 check\(s\) failed$", log, re.M), log
+
+
+@pytest.mark.parametrize("check", [
+    "doorbell-mmio-counted", "doorbell-mmio-no-exits", "doorbell-pio-counted",
+    "doorbell-pio-no-exits", "coalesced-mmio-in-order", "coalesced-mmio-few-exits",
+    "coalesced-mmio-after-clear", "coalesced-pio-in-order", "coalesced-pio-few-exits",
+    "coalesced-pio-after-clear"])
+def test_fast_paths_from_guest(runs, check):
+    """pdl-testdev's doorbell rings stay in KVM (the device counts them, the
+    vCPU makes no exit for them) and its coalesced array applies a burst in
+    order; a KVM without the capability is a skip that names it."""
+    log = platform_guest(runs).log
+    feature = re.match(r"(doorbell|coalesced-mmio|coalesced-pio)", check).group(1)
+    missing = re.search(rf"^SKIP {feature}: no (\S+)$", log, re.M)
+    if missing:
+        pytest.skip(f"the bench's KVM lacks {missing.group(1)}")
+    assert re.search(rf"^PASS {check}(?![\w-])", log, re.M), log
 
 
 @pytest.mark.parametrize("kind", MSI_VECTORS)

@@ -3,7 +3,8 @@
  * inside a Linux guest. It talks to the device through sysfs, /dev/mem and
  * uio_pci_generic only, so the guest needs no driver of its own.
  *
- *   pdl-pcitest regs | dma | intx | msi [vector] | bar-move [address] | all
+ *   pdl-pcitest regs | dma | intx | msi [vector] | bar-move [address] |
+ *               fastpaths | all
  *
  * Prints "PASS <check>" or "FAIL <check>: why" per check (and "INFO ..."
  * lines saying what it did) and exits 1 if any check failed.
@@ -14,6 +15,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -32,6 +34,7 @@
 
 /* Config space (PCI Local Bus Specification 3.0). */
 #define CFG_COMMAND         0x04
+#define  CMD_IO                 0x0001
 #define  CMD_MEMORY             0x0002
 #define  CMD_MASTER             0x0004
 #define  CMD_INTX_DISABLE       0x0400
@@ -542,6 +545,143 @@ static void test_msi_all(unsigned vector)
     munmap((void *)regs, PDL_TESTDEV_MMIO_SIZE);
 }
 
+/* ---- fastpaths: the doorbell on an ioeventfd, the coalesced array ---- */
+
+#define DOORBELL_RINGS      10000
+#define COALESCED_BURST     2000
+/* Exits this thread's CPU may make for others meanwhile (the kernel's own
+ * port I/O, a console line) are allowed: one per 100 writes. */
+#define EXITS_ALLOWED(n)    ((n) / 100)
+
+/* A BAR's registers: BAR0 mapped, or BAR1 through resource1, where each
+ * 4-byte pread/pwrite is one port access. */
+typedef struct PdlRegs {
+    volatile uint32_t *mmio;
+    int io_fd;
+} PdlRegs;
+
+static uint32_t pdl_get(PdlRegs r, unsigned offset)
+{
+    uint32_t value = 0;
+    if (r.mmio) {
+        return reg(r.mmio, offset);
+    }
+    if (!io_bar_access(r.io_fd, offset, &value, false)) {
+        fail("io-bar", "read of resource1 at 0x%x: %s", offset, strerror(errno));
+    }
+    return value;
+}
+
+static void pdl_set(PdlRegs r, unsigned offset, uint32_t value)
+{
+    if (r.mmio) {
+        reg_set(r.mmio, offset, value);
+    } else if (!io_bar_access(r.io_fd, offset, &value, true)) {
+        fail("io-bar", "write of resource1 at 0x%x: %s", offset, strerror(errno));
+    }
+}
+
+/* Doorbell rings through r: counted by the device, no exits for them
+ * (VCPU_EXITS counts this CPU's, and this thread stays on CPU 0). */
+static void test_doorbell(PdlRegs r, const char *kind, unsigned rings)
+{
+    uint32_t counted = pdl_get(r, PDL_REG_DOORBELL_COUNT);
+    uint32_t exits = pdl_get(r, PDL_REG_VCPU_EXITS);
+    for (unsigned i = 0; i < rings; i++) {
+        pdl_set(r, PDL_REG_DOORBELL, i);
+    }
+    exits = pdl_get(r, PDL_REG_VCPU_EXITS) - exits - 1;
+    counted = pdl_get(r, PDL_REG_DOORBELL_COUNT) - counted;
+    printf("INFO doorbell-%s rings=%u counted=%u exits=%u\n", kind, rings, counted, exits);
+    char name[32];
+    snprintf(name, sizeof(name), "doorbell-%s-counted", kind);
+    check(counted == rings, name, "%u rings, the device counted %u", rings, counted);
+    snprintf(name, sizeof(name), "doorbell-%s-no-exits", kind);
+    check(exits <= EXITS_ALLOWED(rings), name, "%u exits to user space for %u rings", exits,
+          rings);
+}
+
+static uint32_t array_burst(PdlRegs r, unsigned n, uint32_t seed)
+{
+    uint32_t digest = PDL_LOG_DIGEST_INIT;
+    for (unsigned i = 0; i < n; i++) {
+        uint32_t index = i % PDL_ARRAY_ENTRIES, value = seed + i * 0x9e3779b9u;
+        pdl_set(r, PDL_REG_ARRAY + 4 * index, value);
+        digest = pdl_log_digest_step(digest, index, value);
+    }
+    return digest;
+}
+
+/* A burst is applied once each and in order, with an exit only when KVM's
+ * ring is full; a clear of the log between two bursts lands between them. */
+static void test_coalesced(PdlRegs r, const char *kind, unsigned burst)
+{
+    char name[40];
+    pdl_set(r, PDL_REG_LOG_COUNT, 0);
+    uint32_t exits = pdl_get(r, PDL_REG_VCPU_EXITS);
+    uint32_t digest = array_burst(r, burst, 0x1234);
+    exits = pdl_get(r, PDL_REG_VCPU_EXITS) - exits - 1;
+    uint32_t applied = pdl_get(r, PDL_REG_LOG_COUNT), got = pdl_get(r, PDL_REG_LOG_DIGEST);
+    printf("INFO coalesced-%s writes=%u applied=%u exits=%u\n", kind, burst, applied, exits);
+    snprintf(name, sizeof(name), "coalesced-%s-in-order", kind);
+    check(applied == burst && got == digest, name,
+          "%u writes: %u applied, digest 0x%08x, expected 0x%08x", burst, applied, got, digest);
+    snprintf(name, sizeof(name), "coalesced-%s-few-exits", kind);
+    check(exits <= EXITS_ALLOWED(burst) + burst / 100, name,
+          "%u exits to user space for %u writes", exits, burst);
+
+    array_burst(r, 100, 0x5678);
+    pdl_set(r, PDL_REG_LOG_COUNT, 0);
+    digest = array_burst(r, 100, 0x9abc);
+    applied = pdl_get(r, PDL_REG_LOG_COUNT);
+    got = pdl_get(r, PDL_REG_LOG_DIGEST);
+    snprintf(name, sizeof(name), "coalesced-%s-after-clear", kind);
+    check(applied == 100 && got == digest, name, "%u applied after the clear, expected 100%s",
+          applied, got == digest ? "" : " (and another digest)");
+}
+
+static void test_fastpaths(void)
+{
+    cpu_set_t cpu0;
+    CPU_ZERO(&cpu0);
+    CPU_SET(0, &cpu0);
+    if (!check(sched_setaffinity(0, sizeof(cpu0), &cpu0) == 0, "fastpaths-cpu0",
+               "sched_setaffinity: %s", strerror(errno))) {
+        return;
+    }
+    volatile uint32_t *regs;
+    if (!enable_device() || !(regs = map_bar0())) {
+        return;
+    }
+    cfg_set_command_bits(CMD_IO, true);
+    int io_fd = open(dev_path("resource1"), O_RDWR);
+    if (!check(io_fd >= 0, "fastpaths-io-bar", "%s: %s", dev_path("resource1"), strerror(errno))) {
+        munmap((void *)regs, PDL_TESTDEV_MMIO_SIZE);
+        return;
+    }
+    PdlRegs mmio = { regs, -1 }, io = { NULL, io_fd };
+    uint32_t fast = reg(regs, PDL_REG_FAST_PATHS);
+    printf("INFO fast paths 0x%x\n", fast);
+    if (fast & PDL_FAST_IOEVENTFD) {
+        test_doorbell(mmio, "mmio", DOORBELL_RINGS);
+        test_doorbell(io, "pio", DOORBELL_RINGS / 10);
+    } else {
+        printf("SKIP doorbell: no KVM_CAP_IOEVENTFD\n");
+    }
+    if (fast & PDL_FAST_COALESCED_MMIO) {
+        test_coalesced(mmio, "mmio", COALESCED_BURST);
+    } else {
+        printf("SKIP coalesced-mmio: no KVM_CAP_COALESCED_MMIO\n");
+    }
+    if (fast & PDL_FAST_COALESCED_PIO) {
+        test_coalesced(io, "pio", COALESCED_BURST / 4);
+    } else {
+        printf("SKIP coalesced-pio: no KVM_CAP_COALESCED_PIO\n");
+    }
+    close(io_fd);
+    munmap((void *)regs, PDL_TESTDEV_MMIO_SIZE);
+}
+
 /* ---- bar-move ---- */
 
 /* Read a dword at a physical address through /dev/mem. */
@@ -600,7 +740,8 @@ static void test_bar_move(uint64_t new_addr)
 
 static int usage(const char *argv0)
 {
-    fprintf(stderr, "usage: %s regs | dma | intx | msi [vector] | bar-move [address] | all\n"
+    fprintf(stderr, "usage: %s regs | dma | intx | msi [vector] | bar-move [address] | "
+            "fastpaths | all\n"
             "  vector: hex, 0x20..0xfd (MSI uses it, MSI-X the next one)\n"
             "  address: hex, 4 KiB aligned, below 4 GiB (default: BAR0 + 1 MiB)\n", argv0);
     return 2;
@@ -626,7 +767,8 @@ int main(int argc, char **argv)
     bool all = strcmp(cmd, "all") == 0;
     uint64_t arg;
     if ((!all && strcmp(cmd, "regs") && strcmp(cmd, "dma") && strcmp(cmd, "intx") &&
-         strcmp(cmd, "msi") && strcmp(cmd, "bar-move")) || !parse_hex_arg(argc, argv, &arg)) {
+         strcmp(cmd, "msi") && strcmp(cmd, "bar-move") && strcmp(cmd, "fastpaths")) ||
+        !parse_hex_arg(argc, argv, &arg)) {
         return usage(argv[0]);
     }
     unsigned vector = !strcmp(cmd, "msi") && arg ? (unsigned)arg : DEFAULT_MSI_VECTOR;
@@ -652,6 +794,9 @@ int main(int argc, char **argv)
     }
     if (all || !strcmp(cmd, "bar-move")) {
         test_bar_move(new_bar);
+    }
+    if (all || !strcmp(cmd, "fastpaths")) {
+        test_fastpaths();
     }
     printf("SUMMARY %d check(s) failed\n", failures);
     return failures ? 1 : 0;

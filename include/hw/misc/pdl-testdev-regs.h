@@ -4,7 +4,7 @@
  *
  * PCI ids: vendor 0x7e57 (not assigned by the PCI-SIG to anyone; test use
  * only), device 0x0001, class 0xff0000 (unassigned), INTA.
- * BAR0: 4 KiB memory, BAR1: 64 bytes of I/O, both with the registers
+ * BAR0: 4 KiB memory, BAR1: 128 bytes of I/O, both with the registers
  * below (32-bit accesses; other sizes are ignored and logged).
  * BAR2: 8 KiB memory, the MSI-X table and, at 4 KiB, the PBA
  * (PDL_TESTDEV_MSIX_VECTORS).
@@ -13,6 +13,8 @@
 #ifndef PDL_TESTDEV_REGS_H
 #define PDL_TESTDEV_REGS_H
 
+#include <stdint.h>
+
 #define PDL_TESTDEV_VENDOR_ID       0x7e57
 #define PDL_TESTDEV_DEVICE_ID       0x0001
 #define PDL_TESTDEV_CLASS           0xff0000
@@ -20,7 +22,7 @@
 #define PDL_TESTDEV_IO_BAR          1
 #define PDL_TESTDEV_MSIX_BAR        2
 #define PDL_TESTDEV_MMIO_SIZE       0x1000
-#define PDL_TESTDEV_IO_SIZE         0x40
+#define PDL_TESTDEV_IO_SIZE         0x80
 #define PDL_TESTDEV_MSI_VECTORS     1
 #define PDL_TESTDEV_MSIX_VECTORS    4
 #define PDL_TESTDEV_DMA_MAX         (1u << 20)
@@ -48,5 +50,36 @@
 #define  PDL_DMA_STATUS_DONE    1
 #define  PDL_DMA_STATUS_ERROR   2   /* bus mastering off, bad length, not RAM */
 #define PDL_REG_DMA_RESULT  0x30    /* RO: byte sum of the last DMA_SUM */
+
+/*
+ * The KVM fast paths. DOORBELL is an ioeventfd: under KVM a write never
+ * leaves the kernel, and the device counts the rings when it consumes the
+ * eventfd, on the main loop (those writes do not count in ACCESSES).
+ * ARRAY is a coalesced range: KVM may queue its writes, and the VMM
+ * applies them later in the order they were made, before any other access
+ * to the device.
+ */
+#define PDL_REG_DOORBELL    0x40    /* WO: any write, of any width, is one ring */
+#define PDL_REG_DOORBELL_COUNT 0x44 /* RO: rings so far (pending ones consumed first) */
+#define PDL_REG_VCPU_EXITS  0x48    /* RO: the reading vCPU's exits to user space for
+                                     * I/O and MMIO (this read included), low 32 bits */
+#define PDL_REG_FAST_PATHS  0x4c    /* RO: PDL_FAST_* that the VMM's KVM provides */
+#define  PDL_FAST_IOEVENTFD     (1u << 0)   /* KVM_CAP_IOEVENTFD */
+#define  PDL_FAST_COALESCED_MMIO (1u << 1)  /* KVM_CAP_COALESCED_MMIO */
+#define  PDL_FAST_COALESCED_PIO (1u << 2)   /* KVM_CAP_COALESCED_PIO */
+#define PDL_REG_LOG_COUNT   0x50    /* RW: ARRAY writes applied so far; a write clears
+                                     * it and LOG_DIGEST */
+#define PDL_REG_LOG_DIGEST  0x54    /* RO: pdl_log_digest_step over those writes, in order */
+#define PDL_REG_ARRAY       0x60    /* RW: PDL_ARRAY_ENTRIES registers, writes coalesced */
+#define PDL_ARRAY_ENTRIES       8
+
+/* FNV-1a over (index, value) of each ARRAY write: it tells the order of
+ * the writes apart, and a write applied twice or lost. */
+#define PDL_LOG_DIGEST_INIT     2166136261u
+static inline uint32_t pdl_log_digest_step(uint32_t digest, uint32_t index, uint32_t value)
+{
+    digest = (digest ^ index) * 16777619u;
+    return (digest ^ value) * 16777619u;
+}
 
 #endif

@@ -6,10 +6,23 @@
  *   tiny: ram=<KiB of usable RAM>
  * With "smp" on its command line it wakes the application processor with
  * APIC id 1 (INIT-SIPI-SIPI) and both print "tiny: cpu <apic id> up".
- * With "bench=pio:N" or "bench=mmio:N" it makes N exits to the VMM (writes
- * to the serial port's scratch register, a trivial register behind a device
- * lock, or to an unassigned MMIO address) and prints
+ * With "bench=KIND:N[,KIND:N...]" it makes N writes of each kind in turn
+ * and prints for each
  *   tiny: bench <kind> exits=N cycles=<TSC cycles for all of them>
+ * Kinds: pio and mmio exit to the VMM (the serial port's scratch register,
+ * a trivial register behind a device lock; an unassigned MMIO address);
+ * kpio and kmmio exit to KVM only (the PIC's mask register, the IOAPIC's
+ * index register); pdl-doorbell-pio/-mmio ring pdl-testdev's doorbell (an
+ * ioeventfd), pdl-array-pio/-mmio write its coalesced array;
+ * pci-eventfd-pio/-mmio hit QEMU's pci-testdev wildcard-eventfd tests,
+ * pci-user-pio/-mmio its no-eventfd tests (handled in user space).
+ * With "fastpaths" it checks pdl-testdev's KVM fast paths and prints
+ *   tiny: pdl fast paths <PDL_FAST_* bits>
+ *   tiny: pdl doorbell rings=R counted=C exits=E     (E: exits for them)
+ *   tiny: pdl coalesced <mmio|pio> writes=W applied=A in-order=<yes|no>
+ *         readback=<ok|bad> exits=E
+ *   tiny: pdl coalesced <mmio|pio> after-clear applied=A in-order=<yes|no>
+ * or "tiny: pdl skip <what>: no <KVM capability>" where KVM lacks one.
  * With "pmbench=N" it times N reads of the ACPI PM timer (port 0x608) on
  * the BSP, first idle, then while the AP hammers BAR0 of a PCI test device
  * (ours, 7e57:0001, or QEMU's pci-testdev, 1b36:0005), and prints
@@ -21,7 +34,8 @@
  * With "testdevs" it exercises QEMU's test devices as guest suites do and
  * prints what it reads, one "tiny: testdev ..." line per fact, so that runs
  * under two VMMs can be compared line by line: pc-testdev's scratch port
- * 0xe0 and memory window, and each pci-testdev test's header.
+ * 0xe0 and memory window, and each pci-testdev test's header and the
+ * count that its hits, misses and a two-byte write leave.
  * With "emulfail" it loads an x87 operand from an unassigned MMIO address,
  * an instruction KVM's emulator cannot perform: KVM reports an internal
  * error (emulation failure) and the VMM must say so and exit.
@@ -53,8 +67,11 @@
 #define CMOS_BOOT_MARK  0x40
 #define KBC_COMMAND     0x64
 #define UNASSIGNED_MMIO 0xfe000000u     /* in the PCI hole: nothing there */
+#define PIC_MASTER_IMR  0x21            /* the in-kernel PIC's */
+#define IOAPIC_IOREGSEL 0xfec00000u     /* the in-kernel IOAPIC's */
 #define PCI_CONFIG_ADDRESS 0xcf8
 #define PCI_CONFIG_DATA    0xcfc
+#define PCI_COMMAND_IO     0x1
 #define PCI_COMMAND_MEMORY 0x2
 #define PCI_COMMAND_MASTER 0x4
 #define HAMMER_DMA_ADDR 0x1000000u      /* 16 MiB: free RAM in a tiny guest */
@@ -214,26 +231,191 @@ void ap_main(void)
     }
 }
 
-/* "pio:N" or "mmio:N" after "bench=". */
-static void run_bench(const char *spec)
+/* ---- PCI, as guest suites written for QEMU find their devices ---- */
+
+#define PDL_TESTDEV_ID      0x00017e57u
+#define PCI_TESTDEV_ID      0x00051b36u
+#define PCI_TESTDEV_HDR_OFFSET 4
+#define PCI_TESTDEV_HDR_DATA   8
+#define PCI_TESTDEV_HDR_COUNT  12
+#define PCI_TESTDEV_HDR_NAME   16
+
+static uint32_t pci_config_address(unsigned slot, unsigned offset)
 {
-    int mmio = spec[0] == 'm';
-    const char *count = spec + (mmio ? 5 : 4);
-    uint32_t n = parse_dec(&count);
-    uint64_t start = rdtsc();
-    for (uint32_t i = 0; i < n; i++) {
-        if (mmio) {
-            *(volatile uint8_t *)UNASSIGNED_MMIO = i;
-        } else {
-            outb(COM1_SCRATCH, i);
+    return 0x80000000u | slot << 11 | offset;
+}
+
+/* The configuration address of the first function on bus 0 with id
+ * (vendor in the low half), its I/O and memory decoding and bus mastering
+ * enabled; 0 if there is none. */
+static uint32_t pci_find(uint32_t id)
+{
+    for (unsigned slot = 0; slot < 32; slot++) {
+        outl(PCI_CONFIG_ADDRESS, pci_config_address(slot, 0));
+        if (inl(PCI_CONFIG_DATA) == id) {
+            outl(PCI_CONFIG_ADDRESS, pci_config_address(slot, 4));
+            uint32_t command = inl(PCI_CONFIG_DATA) & 0xffff;
+            outl(PCI_CONFIG_DATA,
+                 command | PCI_COMMAND_IO | PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER);
+            return pci_config_address(slot, 0);
         }
     }
+    return 0;
+}
+
+/* BAR nr of the function at dev: its port or address. */
+static uint32_t pci_bar(uint32_t dev, unsigned nr)
+{
+    outl(PCI_CONFIG_ADDRESS, dev | (0x10 + 4 * nr));
+    uint32_t bar = inl(PCI_CONFIG_DATA);
+    return bar & (bar & 1 ? ~0x3u : ~0xfu);
+}
+
+/* The device id of the first function on bus 0 whose vendor id is vendor,
+ * read as guest suites written for QEMU read it: CONFIG_ADDRESS with the
+ * register offset's low bits set (0x02), then a word at CONFIG_DATA. */
+static uint16_t find_device_id_via_low_bits(uint16_t vendor)
+{
+    for (unsigned slot = 0; slot < 32; slot++) {
+        outl(PCI_CONFIG_ADDRESS, pci_config_address(slot, 0));
+        if (inw(PCI_CONFIG_DATA) == vendor) {
+            outl(PCI_CONFIG_ADDRESS, pci_config_address(slot, 2));
+            return inw(PCI_CONFIG_DATA);
+        }
+    }
+    return 0xffff;
+}
+
+/* pci-testdev: writing T at offset 0 of BAR0 selects mmio test T, of BAR1
+ * portio test T + 3; the selected test's header then reads at BAR0. */
+static void pci_testdev_select(uint32_t bar, int is_port, uint8_t test)
+{
+    if (is_port) {
+        outb(bar, test);
+    } else {
+        *(volatile uint8_t *)bar = test;
+    }
+}
+
+static uint32_t pci_testdev_header32(uint32_t bar0, unsigned field)
+{
+    volatile uint8_t *hdr = (volatile uint8_t *)bar0 + field;
+    return hdr[0] | hdr[1] << 8 | hdr[2] << 16 | (uint32_t)hdr[3] << 24;
+}
+
+static unsigned strlen_tiny(const char *s)
+{
+    unsigned n = 0;
+    while (s[n]) {
+        n++;
+    }
+    return n;
+}
+
+static int str_starts(const char *s, const char *prefix)
+{
+    while (*prefix && *s == *prefix) {
+        s++;
+        prefix++;
+    }
+    return !*prefix;
+}
+
+enum bench_device { BENCH_FIXED, BENCH_PDL, BENCH_PCI_TESTDEV };
+
+/* Where each kind of bench write goes and what it writes (32 bits to
+ * pdl-testdev, whose registers take nothing else; a byte elsewhere). */
+static const struct bench_kind {
+    const char *name;
+    enum bench_device device;
+    int is_port;
+    uint32_t where;     /* FIXED: port or address; PDL: register; PCI: test 0 or 1 */
+    uint32_t value;
+} bench_kinds[] = {
+    { "pio", BENCH_FIXED, 1, COM1_SCRATCH, 0x5a },
+    { "mmio", BENCH_FIXED, 0, UNASSIGNED_MMIO, 0 },
+    { "kpio", BENCH_FIXED, 1, PIC_MASTER_IMR, 0xff },       /* all masked, as it is */
+    { "kmmio", BENCH_FIXED, 0, IOAPIC_IOREGSEL, 0 },
+    { "pdl-doorbell-pio", BENCH_PDL, 1, PDL_REG_DOORBELL, 1 },
+    { "pdl-doorbell-mmio", BENCH_PDL, 0, PDL_REG_DOORBELL, 1 },
+    { "pdl-array-pio", BENCH_PDL, 1, PDL_REG_ARRAY, 1 },
+    { "pdl-array-mmio", BENCH_PDL, 0, PDL_REG_ARRAY, 1 },
+    { "pci-eventfd-pio", BENCH_PCI_TESTDEV, 1, 1, 0xce },  /* wildcard-eventfd */
+    { "pci-eventfd-mmio", BENCH_PCI_TESTDEV, 0, 1, 0xce },
+    { "pci-user-pio", BENCH_PCI_TESTDEV, 1, 0, 0xfa },     /* no-eventfd */
+    { "pci-user-mmio", BENCH_PCI_TESTDEV, 0, 0, 0xfa },
+};
+
+/* The address kind's writes go to (its device found and set up), or 0. */
+static uint32_t bench_address(const struct bench_kind *kind)
+{
+    uint32_t slot;
+    switch (kind->device) {
+    case BENCH_FIXED:
+        return kind->where;
+    case BENCH_PDL:
+        slot = pci_find(PDL_TESTDEV_ID);
+        return slot ? pci_bar(slot, kind->is_port ? PDL_TESTDEV_IO_BAR
+                                                  : PDL_TESTDEV_MMIO_BAR) + kind->where : 0;
+    case BENCH_PCI_TESTDEV:
+        slot = pci_find(PCI_TESTDEV_ID);
+        if (!slot) {
+            return 0;
+        }
+        uint32_t bar = pci_bar(slot, kind->is_port ? 1 : 0);
+        pci_testdev_select(bar, kind->is_port, kind->where);
+        return bar + pci_testdev_header32(pci_bar(slot, 0), PCI_TESTDEV_HDR_OFFSET);
+    }
+    return 0;
+}
+
+static void bench_write(const struct bench_kind *kind, uint32_t addr)
+{
+    if (kind->device == BENCH_PDL && kind->is_port) {
+        outl(addr, kind->value);
+    } else if (kind->device == BENCH_PDL) {
+        *(volatile uint32_t *)addr = kind->value;
+    } else if (kind->is_port) {
+        outb(addr, kind->value);
+    } else {
+        *(volatile uint8_t *)addr = kind->value;
+    }
+}
+
+/* One "KIND:N" of "bench=KIND:N,KIND:N..."; returns what follows it. */
+static const char *run_bench(const char *spec)
+{
+    const struct bench_kind *kind = 0;
+    for (unsigned i = 0; i < sizeof(bench_kinds) / sizeof(bench_kinds[0]); i++) {
+        if (str_starts(spec, bench_kinds[i].name) &&
+            spec[strlen_tiny(bench_kinds[i].name)] == ':') {
+            kind = &bench_kinds[i];
+        }
+    }
+    puts_serial("tiny: bench ");
+    if (!kind) {
+        puts_serial("unknown kind\n");
+        return "";
+    }
+    puts_serial(kind->name);
+    const char *count = spec + strlen_tiny(kind->name) + 1;
+    uint32_t n = parse_dec(&count);
+    uint32_t addr = bench_address(kind);
+    if (!addr) {
+        puts_serial(" no such device\n");
+        return count;
+    }
+    uint64_t start = rdtsc();
+    for (uint32_t i = 0; i < n; i++) {
+        bench_write(kind, addr);
+    }
     uint64_t cycles = rdtsc() - start;
-    puts_serial(mmio ? "tiny: bench mmio exits=" : "tiny: bench pio exits=");
+    puts_serial(" exits=");
     put_dec(n);
     puts_serial(" cycles=");
     put_hex(cycles);
     putc_serial('\n');
+    return count;
 }
 
 static void start_ap(uint32_t apic_id);
@@ -254,48 +436,6 @@ static void report_uarts(void)
     }
 }
 
-static uint32_t pci_config_address(unsigned slot, unsigned offset)
-{
-    return 0x80000000u | slot << 11 | offset;
-}
-
-/* BAR0 of the first PCI function on bus 0 with one of the ids (vendor in
- * the low half), memory decoding and bus mastering enabled; 0 if there is
- * none. *found says which id it was. */
-static uint32_t find_bar0(uint32_t id_a, uint32_t id_b, uint32_t *found)
-{
-    for (unsigned slot = 0; slot < 32; slot++) {
-        outl(PCI_CONFIG_ADDRESS, pci_config_address(slot, 0));
-        uint32_t id = inl(PCI_CONFIG_DATA);
-        if (id == id_a || id == id_b) {
-            *found = id;
-            outl(PCI_CONFIG_ADDRESS, pci_config_address(slot, 4));
-            uint32_t command = inl(PCI_CONFIG_DATA) & 0xffff;
-            outl(PCI_CONFIG_DATA, command | PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER);
-            outl(PCI_CONFIG_ADDRESS, pci_config_address(slot, 0x10));
-            return inl(PCI_CONFIG_DATA) & ~0xfu;
-        }
-    }
-    return 0;
-}
-
-/* The device id of the first function on bus 0 whose vendor id is vendor,
- * read as guest suites written for QEMU read it: CONFIG_ADDRESS with the
- * register offset's low bits set (0x02), then a word at CONFIG_DATA. */
-static uint16_t find_device_id_via_low_bits(uint16_t vendor)
-{
-    for (unsigned slot = 0; slot < 32; slot++) {
-        outl(PCI_CONFIG_ADDRESS, pci_config_address(slot, 0));
-        if (inw(PCI_CONFIG_DATA) == vendor) {
-            outl(PCI_CONFIG_ADDRESS, pci_config_address(slot, 2));
-            return inw(PCI_CONFIG_DATA);
-        }
-    }
-    return 0xffff;
-}
-
-#define PDL_TESTDEV_ID      0x00017e57u
-#define PCI_TESTDEV_ID      0x00051b36u
 #define PC_TESTDEV_PORT     0xe0
 #define PC_TESTDEV_IOMEM    0xff000000u
 #define PCI_TESTDEV_TESTS_PER_BAR 3
@@ -309,34 +449,55 @@ static void report_testdev(const char *what, uint32_t value)
     putc_serial('\n');
 }
 
-/* pci-testdev: writing T at BAR0 selects test T, whose header (test, width,
- * offset, data, count, name) then reads at BAR0 byte by byte. A write of
- * the test's data at its offset is a hit. */
-static void run_pci_testdev(uint32_t bar0)
+static void pci_testdev_write(uint32_t addr, int is_port, uint16_t value, unsigned size)
 {
-    volatile uint8_t *bar = (volatile uint8_t *)bar0;
-    for (uint8_t test = 0; test < PCI_TESTDEV_TESTS_PER_BAR; test++) {
-        bar[0] = test;
-        uint32_t offset = bar[4] | bar[5] << 8 | bar[6] << 16 | (uint32_t)bar[7] << 24;
+    if (is_port && size == 1) {
+        outb(addr, value);
+    } else if (is_port) {
+        outw(addr, value);
+    } else if (size == 1) {
+        *(volatile uint8_t *)addr = value;
+    } else {
+        *(volatile uint16_t *)addr = value;
+    }
+}
+
+/* Each pci-testdev test, selected through the BAR of its kind: its header
+ * (test, width, offset, data, name), then what three writes at its offset
+ * through that BAR leave in its count: the test's data (a hit: under KVM
+ * an eventfd test's goes to its ioeventfd, which QEMU does not count),
+ * other data (no hit; the wildcard's ioeventfd takes it) and a two-byte
+ * write with the data in its low byte (no ioeventfd's: the handler counts
+ * it). */
+static void run_pci_testdev(uint32_t bar0, uint32_t bar1)
+{
+    volatile uint8_t *hdr = (volatile uint8_t *)bar0;
+    for (uint8_t test = 0; test < 2 * PCI_TESTDEV_TESTS_PER_BAR; test++) {
+        int is_port = test >= PCI_TESTDEV_TESTS_PER_BAR;
+        uint32_t bar = is_port ? bar1 : bar0;
+        pci_testdev_select(bar, is_port, test % PCI_TESTDEV_TESTS_PER_BAR);
+        uint32_t offset = pci_testdev_header32(bar0, PCI_TESTDEV_HDR_OFFSET);
+        uint8_t data = hdr[PCI_TESTDEV_HDR_DATA];
         puts_serial("tiny: testdev pci test=");
-        put_dec(bar[0]);
+        put_dec(hdr[0]);
         puts_serial(" width=");
-        put_dec(bar[1]);
+        put_dec(hdr[1]);
         puts_serial(" offset=");
         put_dec(offset);
         puts_serial(" data=");
-        put_dec(bar[8]);
+        put_dec(data);
         puts_serial(" name=");
-        for (unsigned i = 16; i < 64 && bar[i]; i++) {
-            putc_serial(bar[i]);
+        for (unsigned i = PCI_TESTDEV_HDR_NAME; i < 64 && hdr[i]; i++) {
+            putc_serial(hdr[i]);
         }
+        pci_testdev_write(bar + offset, is_port, data, 1);
+        pci_testdev_write(bar + offset, is_port, 0x17, 1);
+        pci_testdev_write(bar + offset, is_port, 0x1700 | data, 2);
+        puts_serial(" count=");
+        put_dec(pci_testdev_header32(bar0, PCI_TESTDEV_HDR_COUNT));
         putc_serial('\n');
     }
-    /* The test without an eventfd counts in QEMU under KVM too. */
-    bar[0] = 0;
-    uint32_t offset = bar[4] | bar[5] << 8;
-    bar[offset] = bar[8];
-    report_testdev("pci no-eventfd count", bar[12]);
+    pci_testdev_select(bar0, 0, 0xff);     /* deselect */
 }
 
 static void run_testdevs(void)
@@ -349,13 +510,153 @@ static void run_testdevs(void)
     report_testdev("iomem", *(volatile uint32_t *)(PC_TESTDEV_IOMEM + 0x100));
     report_testdev("pci-testdev device id via CONFIG_ADDRESS | 2",
                    find_device_id_via_low_bits(PCI_TESTDEV_ID & 0xffff));
-    uint32_t found;
-    uint32_t bar0 = find_bar0(PCI_TESTDEV_ID, PCI_TESTDEV_ID, &found);
-    if (!bar0) {
+    uint32_t dev = pci_find(PCI_TESTDEV_ID);
+    if (!dev) {
         puts_serial("tiny: testdev no pci-testdev\n");
         return;
     }
-    run_pci_testdev(bar0);
+    run_pci_testdev(pci_bar(dev, 0), pci_bar(dev, 1));
+}
+
+/* ---- pdl-testdev's KVM fast paths ---- */
+
+#define FASTPATH_RINGS          1000    /* per BAR */
+#define FASTPATH_BURST          500     /* about three times KVM's ring */
+
+/* One of pdl-testdev's BARs, its 32-bit registers through port or MMIO. */
+struct pdl_bar {
+    uint32_t base;
+    int is_port;
+};
+
+static uint32_t pdl_rd(struct pdl_bar bar, uint32_t reg)
+{
+    return bar.is_port ? inl(bar.base + reg) : *(volatile uint32_t *)(bar.base + reg);
+}
+
+static void pdl_wr(struct pdl_bar bar, uint32_t reg, uint32_t value)
+{
+    if (bar.is_port) {
+        outl(bar.base + reg, value);
+    } else {
+        *(volatile uint32_t *)(bar.base + reg) = value;
+    }
+}
+
+static void report_skip(const char *what, const char *capability)
+{
+    puts_serial("tiny: pdl skip ");
+    puts_serial(what);
+    puts_serial(": no ");
+    puts_serial(capability);
+    putc_serial('\n');
+}
+
+/* Ring through both BARs; exits are counted by the vCPU (this one), the
+ * rings by the device as it consumes its ioeventfd. */
+static void check_doorbell(struct pdl_bar mmio, struct pdl_bar io)
+{
+    uint32_t counted = pdl_rd(mmio, PDL_REG_DOORBELL_COUNT);
+    uint32_t exits = pdl_rd(mmio, PDL_REG_VCPU_EXITS);
+    for (uint32_t i = 0; i < FASTPATH_RINGS; i++) {
+        pdl_wr(mmio, PDL_REG_DOORBELL, i);
+        pdl_wr(io, PDL_REG_DOORBELL, i);
+    }
+    /* This read is an exit itself. */
+    exits = pdl_rd(mmio, PDL_REG_VCPU_EXITS) - exits - 1;
+    counted = pdl_rd(mmio, PDL_REG_DOORBELL_COUNT) - counted;
+    puts_serial("tiny: pdl doorbell rings=");
+    put_dec(2 * FASTPATH_RINGS);
+    puts_serial(" counted=");
+    put_dec(counted);
+    puts_serial(" exits=");
+    put_dec(exits);
+    putc_serial('\n');
+}
+
+/* n writes to the array, each value unique; returns their digest. */
+static uint32_t array_burst(struct pdl_bar bar, uint32_t n, uint32_t seed)
+{
+    uint32_t digest = PDL_LOG_DIGEST_INIT;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t index = i % PDL_ARRAY_ENTRIES, value = seed + i * 0x9e3779b9u;
+        pdl_wr(bar, PDL_REG_ARRAY + 4 * index, value);
+        digest = pdl_log_digest_step(digest, index, value);
+    }
+    return digest;
+}
+
+static void report_applied(struct pdl_bar bar, uint32_t digest)
+{
+    puts_serial(" applied=");
+    put_dec(pdl_rd(bar, PDL_REG_LOG_COUNT));
+    puts_serial(pdl_rd(bar, PDL_REG_LOG_DIGEST) == digest ? " in-order=yes" : " in-order=no");
+}
+
+/* A burst written through bar, then read back: applied in order, once
+ * each, with few exits. Then a burst, a clear of the log (not coalesced:
+ * it must come after the burst) and a second burst: only the second
+ * remains. */
+static void check_coalesced(struct pdl_bar bar)
+{
+    const char *kind = bar.is_port ? "pio" : "mmio";
+    pdl_wr(bar, PDL_REG_LOG_COUNT, 0);
+    uint32_t exits = pdl_rd(bar, PDL_REG_VCPU_EXITS);
+    uint32_t digest = array_burst(bar, FASTPATH_BURST, 0x1234);
+    exits = pdl_rd(bar, PDL_REG_VCPU_EXITS) - exits - 1;
+    puts_serial("tiny: pdl coalesced ");
+    puts_serial(kind);
+    puts_serial(" writes=");
+    put_dec(FASTPATH_BURST);
+    report_applied(bar, digest);
+    int readback_ok = 1;
+    for (uint32_t i = FASTPATH_BURST - PDL_ARRAY_ENTRIES; i < FASTPATH_BURST; i++) {
+        readback_ok &= pdl_rd(bar, PDL_REG_ARRAY + 4 * (i % PDL_ARRAY_ENTRIES)) ==
+                       0x1234 + i * 0x9e3779b9u;
+    }
+    puts_serial(readback_ok ? " readback=ok" : " readback=bad");
+    puts_serial(" exits=");
+    put_dec(exits);
+    putc_serial('\n');
+
+    array_burst(bar, 100, 0x5678);
+    pdl_wr(bar, PDL_REG_LOG_COUNT, 0);
+    digest = array_burst(bar, 100, 0x9abc);
+    puts_serial("tiny: pdl coalesced ");
+    puts_serial(kind);
+    puts_serial(" after-clear");
+    report_applied(bar, digest);
+    putc_serial('\n');
+}
+
+static void run_fastpaths(void)
+{
+    uint32_t dev = pci_find(PDL_TESTDEV_ID);
+    if (!dev) {
+        puts_serial("tiny: pdl no pdl-testdev\n");
+        return;
+    }
+    struct pdl_bar mmio = { pci_bar(dev, PDL_TESTDEV_MMIO_BAR), 0 };
+    struct pdl_bar io = { pci_bar(dev, PDL_TESTDEV_IO_BAR), 1 };
+    uint32_t fast = pdl_rd(mmio, PDL_REG_FAST_PATHS);
+    puts_serial("tiny: pdl fast paths ");
+    put_hex(fast);
+    putc_serial('\n');
+    if (fast & PDL_FAST_IOEVENTFD) {
+        check_doorbell(mmio, io);
+    } else {
+        report_skip("doorbell", "KVM_CAP_IOEVENTFD");
+    }
+    if (fast & PDL_FAST_COALESCED_MMIO) {
+        check_coalesced(mmio);
+    } else {
+        report_skip("coalesced mmio", "KVM_CAP_COALESCED_MMIO");
+    }
+    if (fast & PDL_FAST_COALESCED_PIO) {
+        check_coalesced(io);
+    } else {
+        report_skip("coalesced pio", "KVM_CAP_COALESCED_PIO");
+    }
 }
 
 static volatile uint32_t *hammer_regs;
@@ -402,15 +703,15 @@ static void run_pmbench(const char *count, const char *hammer)
     uint32_t n = parse_dec(&count);
     report_pmbench("idle", n, time_pm_timer_reads(n));
     putc_serial('\n');
-    uint32_t found;
-    uint32_t bar0 = find_bar0(PDL_TESTDEV_ID, PCI_TESTDEV_ID, &found);
-    if (!bar0) {
+    uint32_t pdl = pci_find(PDL_TESTDEV_ID);
+    uint32_t dev = pdl ? pdl : pci_find(PCI_TESTDEV_ID);
+    if (!dev) {
         puts_serial("tiny: pmbench found no PCI test device\n");
         return;
     }
-    hammer_regs = (volatile uint32_t *)bar0;
+    hammer_regs = (volatile uint32_t *)pci_bar(dev, 0);
     ap_job = hammer_registers;
-    if (hammer && found == PDL_TESTDEV_ID) {
+    if (hammer && pdl) {
         const char *kib = hammer + 4;
         hammer_regs[PDL_REG_DMA_ADDR_LO / 4] = HAMMER_DMA_ADDR;
         hammer_regs[PDL_REG_DMA_ADDR_HI / 4] = 0;
@@ -604,7 +905,8 @@ void tiny_main(uint32_t magic, const struct multiboot_info *info)
     }
     const char *bench = cmdline_find(cmdline, "bench");
     if (bench && *bench == '=') {
-        run_bench(bench + 1);
+        for (const char *spec = run_bench(bench + 1); *spec == ','; spec = run_bench(spec + 1)) {
+        }
     }
     if (cmdline_find(cmdline, "emulfail")) {
         puts_serial("tiny: loading an x87 operand from MMIO\n");
@@ -613,6 +915,9 @@ void tiny_main(uint32_t magic, const struct multiboot_info *info)
     }
     if (cmdline_find(cmdline, "testdevs")) {
         run_testdevs();
+    }
+    if (cmdline_find(cmdline, "fastpaths")) {
+        run_fastpaths();
     }
     if (cmdline_find(cmdline, "uarts")) {
         report_uarts();

@@ -31,4 +31,7 @@ extern KVMState kvm_state;
 void kvm_destroy_vcpus(void);
 bool kvm_recreate_vcpus(Error **errp);
 
+/* kvm-irqfd.c: read the irqfd capabilities and hook the re-creation. */
+void kvm_irqfd_init(void);
+
 #endif

@@ -23,6 +23,7 @@
 #include "exec/memory.h"
 #include "hw/misc/pdl-testdev-regs.h"
 #include "hw/misc/testdev.h"
+#include "hw/pci/intx-irqfd.h"
 #include "hw/pci/msi.h"
 #include "hw/pci/pci.h"
 #include "qemu/bh.h"
@@ -153,7 +154,8 @@ static bool pdl_testdev_irqfd_init(PDLTestdevState *s, Error **errp)
     s->irqfd_bh = qemu_bh_new(main_loop_context(), pdl_testdev_irqfd_signal, s);
     msix_vector_use_notifier(&s->pci, PDL_TESTDEV_IRQFD_VECTOR, &s->irqfd_notifier,
                              main_loop_context());
-    return true;
+    /* INTx too, where KVM can resample it. */
+    return pci_intx_irqfd_enable(&s->pci, main_loop_context(), errp);
 }
 
 /* ---- DMA ---- */

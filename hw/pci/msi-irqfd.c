@@ -57,19 +57,6 @@ static void msi_irqfd_set_in_kernel(MsiIrqfd *irqfd, bool in_kernel)
     g_main_context_wakeup(irqfd->ctx);
 }
 
-void msi_irqfd_free(MsiIrqfd *irqfd)
-{
-    if (atomic_load(&irqfd->in_kernel)) {
-        kvm_irqfd_remove(irqfd->notifier->fd);
-    }
-    if (irqfd->gsi >= 0) {
-        kvm_msi_route_remove(irqfd->gsi);
-    }
-    fd_watch_free(irqfd->watch);
-    g_free(irqfd->name);
-    g_free(irqfd);
-}
-
 static void msi_irqfd_fall_back(MsiIrqfd *irqfd, Error *err)
 {
     error_report("%s: %s; its interrupts are sent from user space (KVM_SIGNAL_MSI)",

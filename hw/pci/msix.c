@@ -190,17 +190,6 @@ void msix_vector_use_notifier(PCIDevice *dev, unsigned vector, EventNotifier *no
     msix_vector_update(s, vector);
 }
 
-void msix_vector_release_notifier(PCIDevice *dev, unsigned vector)
-{
-    MSIXState *s = dev->msix;
-    g_assert(s && vector < s->nr_vectors && s->notifiers && s->notifiers[vector]);
-    MSIXVectorNotifier *n = s->notifiers[vector];
-    s->notifiers[vector] = NULL;
-    msix_vector_take_signals(n);
-    msi_irqfd_free(n->irqfd);
-    g_free(n);
-}
-
 bool msix_vector_in_kernel(const PCIDevice *dev, unsigned vector)
 {
     const MSIXState *s = dev->msix;

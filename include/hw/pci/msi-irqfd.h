@@ -16,8 +16,11 @@
  * every signal goes through `signalled`, which sends the message with
  * KVM_SIGNAL_MSI: the same behaviour, slower.
  *
+ * A binding lasts as long as its device (there is no unplug yet); its
+ * irqfd is deassigned at exit with all others (kvm_irqfd_remove_all).
+ *
  * Threads: msi_irqfd_update and msi_irqfd_poll run under the owner's
- * device lock; new and free on the context's thread (or before it runs).
+ * device lock; msi_irqfd_new on the context's thread (or before it runs).
  */
 #ifndef HW_PCI_MSI_IRQFD_H
 #define HW_PCI_MSI_IRQFD_H
@@ -36,7 +39,6 @@ typedef void MsiIrqfdSignalledFn(void *opaque);
  * not deliverable. */
 MsiIrqfd *msi_irqfd_new(const char *name, EventNotifier *notifier, GMainContext *ctx,
                         MsiIrqfdSignalledFn *signalled, void *opaque);
-void msi_irqfd_free(MsiIrqfd *irqfd);
 void msi_irqfd_update(MsiIrqfd *irqfd, bool deliverable, uint64_t address, uint32_t data);
 /* Consume the signals that reached user space; true if there were any. */
 bool msi_irqfd_poll(MsiIrqfd *irqfd);

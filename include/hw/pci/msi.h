@@ -48,11 +48,10 @@ void msix_notify(PCIDevice *dev, unsigned vector);
  * sent on unmask; with MSI-X off it is dropped. Without irqfd, user space
  * reads the notifier on ctx's thread and sends the message. msix_notify
  * stays usable for the vector. Call on ctx's thread, with the device lock
- * held or before the vCPUs run; the notifier outlives the binding.
+ * held or before the vCPUs run. The binding lasts as long as the device.
  */
 void msix_vector_use_notifier(PCIDevice *dev, unsigned vector, EventNotifier *notifier,
                               GMainContext *ctx);
-void msix_vector_release_notifier(PCIDevice *dev, unsigned vector);
 /* Does the kernel deliver the vector's signals now (irqfd assigned)? */
 bool msix_vector_in_kernel(const PCIDevice *dev, unsigned vector);
 

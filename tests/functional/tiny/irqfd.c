@@ -8,13 +8,16 @@
  * since the round began; P: the vector's PBA bit; K: pdl-testdev's
  * IRQFD_STATUS (1 while KVM delivers the vector through the irqfd). The
  * rounds: unmasked, masked (entry mask bit), unmask, function-masked,
- * function-unmask, unmasked-again; then "tiny: irqfd strays=N" counts
- * interrupts on any other vector.
+ * function-unmask, unmasked-again, retargeted (the entry's data changed to
+ * another vector while unmasked: "retargeted-vector delivered=1" and none
+ * on the old one); then "tiny: irqfd strays=N" counts interrupts on any
+ * other vector.
  */
 #include "hw/misc/pdl-testdev-regs.h"
 #include "tiny.h"
 
 #define IRQFD_IDT_VECTOR    0x61
+#define RETARGET_IDT_VECTOR 0x62        /* the message changed while unmasked */
 #define LAPIC_SVR           0x0f0
 #define PIC1_DATA           0x21
 #define PIC2_DATA           0xa1
@@ -35,7 +38,7 @@
 #define WAIT_CYCLES         3000000000ull
 #define QUIET_CYCLES        100000000ull
 
-volatile uint32_t irqfd_interrupts, stray_interrupts;
+volatile uint32_t irqfd_interrupts, retarget_interrupts, stray_interrupts;
 static uint64_t idt[256] __attribute__((aligned(8)));
 
 /*
@@ -48,6 +51,9 @@ static uint64_t idt[256] __attribute__((aligned(8)));
 __asm__(".text\n"
         "irqfd_isr:\n"
         "  lock incl irqfd_interrupts\n"
+        "  jmp isr_return\n"
+        "retarget_isr:\n"
+        "  lock incl retarget_interrupts\n"
         "  jmp isr_return\n"
         "stray_isr:\n"
         "  lock incl stray_interrupts\n"
@@ -62,6 +68,7 @@ __asm__(".text\n"
         "  popfl\n"
         "  ret\n");
 void irqfd_isr(void);
+void retarget_isr(void);
 void stray_isr(void);
 
 static struct {
@@ -90,7 +97,8 @@ static void idt_install(void)
     uint16_t cs;
     __asm__ volatile("mov %%cs, %0" : "=r"(cs));
     for (unsigned vector = 0; vector < 256; vector++) {
-        uint32_t handler = (uint32_t)(vector == IRQFD_IDT_VECTOR ? irqfd_isr : stray_isr);
+        uint32_t handler = (uint32_t)(vector == IRQFD_IDT_VECTOR ? irqfd_isr :
+                                      vector == RETARGET_IDT_VECTOR ? retarget_isr : stray_isr);
         idt[vector] = (handler & 0xffff) | (uint32_t)cs << 16 |
                       (uint64_t)((handler & 0xffff0000u) | 0x8e00) << 32;
     }
@@ -216,6 +224,16 @@ void run_irqfd(void)
     unmask_round("function-unmask", 0, MSIX_FUNCTION_MASK);
 
     trigger_round("unmasked-again", 1);
+
+    /* A new message while unmasked: the route follows it. */
+    uint32_t retargeted = retarget_interrupts;
+    dev.entry[2] = RETARGET_IDT_VECTOR;
+    trigger_round("retargeted", 0);
+    wait_past(&retarget_interrupts, retargeted, WAIT_CYCLES);
+    puts_serial("tiny: irqfd retargeted-vector delivered=");
+    put_dec(retarget_interrupts - retargeted);
+    putc_serial('\n');
+    dev.entry[2] = IRQFD_IDT_VECTOR;
     puts_serial("tiny: irqfd strays=");
     put_dec(stray_interrupts);
     putc_serial('\n');

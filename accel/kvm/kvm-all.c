@@ -1,7 +1,8 @@
 /*
  * KVM VM lifecycle: /dev/kvm, the VM with its in-kernel irqchip and PIT,
  * RAM slots, interrupt delivery (sysemu/kvm.h). The vCPUs are in
- * kvm-vcpu.c.
+ * kvm-vcpu.c, the GSI routing table in kvm-msi-route.c, irqfds in
+ * kvm-irqfd.c.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -14,6 +15,7 @@
 #include "exec/memory.h"
 #include "hw/irq.h"
 #include "kvm-internal.h"
+#include "sysemu/kvm-msi-route.h"
 
 /* Where KVM may put the real-mode TSS and identity map it needs on Intel
  * hosts without unrestricted guest: just below the BIOS, e820-reserved. */
@@ -42,48 +44,15 @@ static void kvm_send_msi(void *opaque, uint64_t address, uint32_t data)
     }
 }
 
-/*
- * GSI routing of a PC: ISA IRQs 0-15 go to the 8259 PICs (IRQ 2 is their
- * cascade) and to the IOAPIC pin of the same number, except that the
- * timer's IRQ 0 is wired to IOAPIC pin 2, as the MP table and ACPI
- * interrupt source override tell the guest, and GSI 2 goes nowhere.
- * GSIs 16-23 are IOAPIC only.
- */
-static bool kvm_setup_gsi_routing(Error **errp)
+/* The routing table (kvm-msi-route.c) goes to the current VM. */
+static bool kvm_commit_gsi_routing(void *opaque, const struct kvm_irq_routing *table,
+                                   Error **errp)
 {
-    const unsigned max = 16 + IRQ_MAX_GSI;
-    struct kvm_irq_routing *table =
-        g_malloc0(sizeof(*table) + max * sizeof(struct kvm_irq_routing_entry));
-    unsigned n = 0;
-    for (unsigned gsi = 0; gsi < 16; gsi++) {
-        if (gsi == 2) {
-            continue;
-        }
-        table->entries[n++] = (struct kvm_irq_routing_entry) {
-            .gsi = gsi, .type = KVM_IRQ_ROUTING_IRQCHIP,
-            .u.irqchip = { .irqchip = gsi < 8 ? KVM_IRQCHIP_PIC_MASTER : KVM_IRQCHIP_PIC_SLAVE,
-                           .pin = gsi % 8 },
-        };
+    if (ioctl(kvm_state.vm_fd, KVM_SET_GSI_ROUTING, table) < 0) {
+        error_setg_errno(errp, errno, "KVM_SET_GSI_ROUTING (%u routes)", table->nr);
+        return false;
     }
-    for (unsigned gsi = 0; gsi < IRQ_MAX_GSI; gsi++) {
-        if (gsi == 2) {
-            /* Pin 2 belongs to GSI 0. A second route to it would make KVM
-             * map the pin's EOI back to GSI 2, and the PIT, whose next tick
-             * waits for the EOI of GSI 0, would stall. */
-            continue;
-        }
-        table->entries[n++] = (struct kvm_irq_routing_entry) {
-            .gsi = gsi, .type = KVM_IRQ_ROUTING_IRQCHIP,
-            .u.irqchip = { .irqchip = KVM_IRQCHIP_IOAPIC, .pin = gsi == 0 ? 2 : gsi },
-        };
-    }
-    table->nr = n;
-    bool ok = ioctl(kvm_state.vm_fd, KVM_SET_GSI_ROUTING, table) == 0;
-    if (!ok) {
-        error_setg_errno(errp, errno, "KVM_SET_GSI_ROUTING");
-    }
-    g_free(table);
-    return ok;
+    return true;
 }
 
 bool kvm_set_slot(unsigned index, const KVMSlot *slot, Error **errp)
@@ -120,7 +89,7 @@ static bool kvm_create_vm(Error **errp)
         error_setg_errno(errp, errno, "KVM_CREATE_IRQCHIP (the in-kernel PIC/IOAPIC/LAPIC)");
         return false;
     }
-    if (!kvm_setup_gsi_routing(errp)) {
+    if (!kvm_routing_commit(errp)) {
         return false;
     }
     if (kvm_state.pit) {
@@ -181,6 +150,11 @@ bool kvm_init(bool pit, bool pit_discard_lost_ticks, Error **errp)
     kvm_state.max_slots = MIN(nr_slots > 0 ? (unsigned)nr_slots : 32, KVM_MAX_RAM_SLOTS);
     kvm_state.pit = pit;
     kvm_state.pit_discard_lost_ticks = pit_discard_lost_ticks;
+    /* The capability's value is the number of GSIs the table may hold. */
+    int max_gsis = ioctl(kvm_state.kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_IRQ_ROUTING);
+    kvm_routing_set_backend(kvm_commit_gsi_routing, NULL,
+                            MAX(max_gsis - KVM_MSI_ROUTE_FIRST_GSI, 0));
+    kvm_irqfd_init();
     if (!kvm_create_vm(errp)) {
         return false;
     }

@@ -51,4 +51,7 @@ void kvm_coalesced_ring_unmap(void);
 void kvm_destroy_vcpus(void);
 bool kvm_recreate_vcpus(Error **errp);
 
+/* kvm-irqfd.c: read the irqfd capabilities and hook the re-creation. */
+void kvm_irqfd_init(void);
+
 #endif

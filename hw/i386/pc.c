@@ -24,6 +24,7 @@
 #include "qemu/error.h"
 #include "sysemu/cpuid.h"
 #include "sysemu/kvm.h"
+#include "sysemu/kvm-irqfd.h"
 #include "sysemu/runstate.h"
 
 /* KVM's real-mode TSS and identity map (accel/kvm) live here. */
@@ -369,6 +370,8 @@ void pc_machine_stop(void)
 {
     kvm_stop_vcpus();
     device_drain_all();
+    /* No interrupt injected into a VM whose vCPUs are gone. */
+    kvm_irqfd_remove_all();
     /* The guest's last words are still in the backends' buffers. */
     for (size_t i = 0; i < G_N_ELEMENTS(pc.serial_backends); i++) {
         if (pc.serial_backends[i]) {

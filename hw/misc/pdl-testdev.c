@@ -1,7 +1,8 @@
 /*
  * pdl-testdev: our PCI test function (register layout and ids in
  * include/hw/misc/pdl-testdev-regs.h). The same registers appear in BAR0
- * (memory) and BAR1 (I/O); BAR2 holds the MSI-X table and PBA. It lets the
+ * (memory) and BAR1 (I/O); BAR2 holds the MSI-X table and PBA. One MSI-X
+ * vector is raised through an irqfd from the main loop. It lets the
  * guest exercise the PCI core (BARs, INTx, MSI, MSI-X, bus mastering)
  * before real devices exist, and gives the lock benchmarks a device whose
  * every register access takes its device lock.
@@ -32,8 +33,10 @@
 #include "exec/memory.h"
 #include "hw/misc/pdl-testdev-regs.h"
 #include "hw/misc/testdev.h"
+#include "hw/pci/intx-irqfd.h"
 #include "hw/pci/msi.h"
 #include "hw/pci/pci.h"
+#include "qemu/bh.h"
 #include "qemu/event-notifier.h"
 #include "qemu/fd-watch.h"
 #include "qemu/log.h"
@@ -68,6 +71,10 @@ typedef struct PDLTestdevState {
     uint32_t array[PDL_ARRAY_ENTRIES];
     uint32_t log_count;
     uint32_t log_digest;
+    EventNotifier irqfd_notifier;   /* raises MSI-X PDL_TESTDEV_IRQFD_VECTOR */
+    QEMUBH *irqfd_bh;
+    bool irqfd_requested;
+    uint32_t irqfd_signals;
 } PDLTestdevState;
 
 /* ---- interrupts ---- */
@@ -128,6 +135,49 @@ static void pdl_testdev_irq_raise(PDLTestdevState *s, uint32_t value)
     if (raised) {
         s->irq_count++;
     }
+}
+
+/* ---- MSI-X vector on irqfd ----
+ *
+ * The guest asks; the main loop signals the notifier (hw/pci/msi.h,
+ * msix_vector_use_notifier). The signal is sent under the device lock only
+ * so that IRQFD_SIGNALS never counts a signal not yet sent: the interrupt's
+ * path itself (eventfd, KVM) takes no lock.
+ */
+
+static void pdl_testdev_irqfd_signal(void *opaque)
+{
+    PDLTestdevState *s = opaque;
+    device_lock(&s->pci.qdev);
+    if (s->irqfd_requested) {
+        s->irqfd_requested = false;
+        event_notifier_set(&s->irqfd_notifier);
+        s->irqfd_signals++;
+    }
+    device_unlock(&s->pci.qdev);
+}
+
+static void pdl_testdev_irqfd_trigger(PDLTestdevState *s)
+{
+    s->irqfd_requested = true;
+    qemu_bh_schedule(s->irqfd_bh);
+}
+
+static uint32_t pdl_testdev_irqfd_status(PDLTestdevState *s)
+{
+    return msix_vector_in_kernel(&s->pci, PDL_TESTDEV_IRQFD_VECTOR) ? PDL_IRQFD_IN_KERNEL : 0;
+}
+
+static bool pdl_testdev_irqfd_init(PDLTestdevState *s, Error **errp)
+{
+    if (!event_notifier_init(&s->irqfd_notifier, errp)) {
+        return false;
+    }
+    s->irqfd_bh = qemu_bh_new(main_loop_context(), pdl_testdev_irqfd_signal, s);
+    msix_vector_use_notifier(&s->pci, PDL_TESTDEV_IRQFD_VECTOR, &s->irqfd_notifier,
+                             main_loop_context());
+    /* INTx too, where KVM can resample it. */
+    return pci_intx_irqfd_enable(&s->pci, main_loop_context(), errp);
 }
 
 /* ---- DMA ---- */
@@ -332,10 +382,15 @@ static uint64_t pdl_testdev_read(void *opaque, uint64_t offset, unsigned size)
         return s->log_count;
     case PDL_REG_LOG_DIGEST:
         return s->log_digest;
+    case PDL_REG_IRQFD_SIGNALS:
+        return s->irqfd_signals;
+    case PDL_REG_IRQFD_STATUS:
+        return pdl_testdev_irqfd_status(s);
     case PDL_REG_IRQ_RAISE:
     case PDL_REG_IRQ_ACK:
     case PDL_REG_DMA_DOORBELL:
     case PDL_REG_DOORBELL:
+    case PDL_REG_IRQFD_TRIGGER:
         return 0;   /* write-only */
     default:
         qemu_log_mask(LOG_GUEST_ERROR, "%s: read of unknown register 0x%" PRIx64 "\n",
@@ -383,6 +438,9 @@ static void pdl_testdev_write(void *opaque, uint64_t offset, uint64_t value64, u
     case PDL_REG_LOG_COUNT:
         pdl_testdev_log_clear(s);
         break;
+    case PDL_REG_IRQFD_TRIGGER:
+        pdl_testdev_irqfd_trigger(s);
+        break;
     default:
         qemu_log_mask(LOG_GUEST_ERROR, "%s: write of 0x%x to read-only or unknown register "
                       "0x%" PRIx64 ": ignored\n", s->pci.qdev.id, value, offset);
@@ -413,6 +471,8 @@ static void pdl_testdev_reset(QEMUDevice *dev)
     s->doorbell_count = 0;
     memset(s->array, 0, sizeof(s->array));
     pdl_testdev_log_clear(s);
+    s->irqfd_requested = false;     /* the guest that asked is gone */
+    s->irqfd_signals = 0;
     pci_device_reset(&s->pci);
 }
 
@@ -451,7 +511,7 @@ QEMUDevice *pdl_testdev_new(PCIBus *bus, int devfn, Error **errp)
     pci_register_bar(&s->pci, PDL_TESTDEV_IO_BAR, PCI_BASE_ADDRESS_SPACE_IO, &s->io);
     msi_init(&s->pci, PDL_TESTDEV_MSI_VECTORS);
     msix_init(&s->pci, PDL_TESTDEV_MSIX_VECTORS, PDL_TESTDEV_MSIX_BAR);
-    return &s->pci.qdev;
+    return pdl_testdev_irqfd_init(s, errp) ? &s->pci.qdev : NULL;
 }
 
 static QEMUDevice *pdl_testdev_realize(const void *options, const DeviceBuses *buses,

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <glib.h>
 #include "hw/pci/msi.h"
+#include "hw/pci/msi-irqfd.h"
 #include "qemu/log.h"
 
 #define MSIX_CONTROL                2
@@ -43,7 +44,15 @@ struct MSIXState {
     MemoryRegion exclusive_bar; /* the BAR, when it is MSI-X's own */
     uint32_t *table;            /* MSIX_ENTRY_DWORDS per vector */
     uint64_t *pba;              /* one bit per vector */
+    struct MSIXVectorNotifier **notifiers;  /* per vector, NULL: none bound */
 };
+
+/* A vector the device raises through an EventNotifier (irqfd). */
+typedef struct MSIXVectorNotifier {
+    MSIXState *s;
+    unsigned vector;
+    MsiIrqfd *irqfd;
+} MSIXVectorNotifier;
 
 static uint32_t *msix_entry(MSIXState *s, unsigned vector)
 {
@@ -81,12 +90,15 @@ bool msix_vector_masked(const PCIDevice *dev, unsigned vector)
            (msix_entry(s, vector)[MSIX_ENTRY_VECTOR_CONTROL] & MSIX_VECTOR_MASKED);
 }
 
-static void msix_send(MSIXState *s, unsigned vector)
+static uint64_t msix_address(MSIXState *s, unsigned vector)
 {
     const uint32_t *entry = msix_entry(s, vector);
-    uint64_t address = entry[MSIX_ENTRY_ADDRESS_LO] |
-                       (uint64_t)entry[MSIX_ENTRY_ADDRESS_HI] << 32;
-    msi_send_message(address, entry[MSIX_ENTRY_DATA]);
+    return entry[MSIX_ENTRY_ADDRESS_LO] | (uint64_t)entry[MSIX_ENTRY_ADDRESS_HI] << 32;
+}
+
+static void msix_send(MSIXState *s, unsigned vector)
+{
+    msi_send_message(msix_address(s, vector), msix_entry(s, vector)[MSIX_ENTRY_DATA]);
 }
 
 /* Send vector if it is pending and may be sent now. */
@@ -116,6 +128,76 @@ void msix_notify(PCIDevice *dev, unsigned vector)
         return;
     }
     msix_send(s, vector);
+}
+
+/* ---- vectors raised through an EventNotifier (irqfd) ---- */
+
+/* Signals that reached user space go where msix_notify sends them: out,
+ * into the PBA while masked, nowhere while MSI-X is off. */
+static void msix_vector_take_signals(MSIXVectorNotifier *n)
+{
+    if (msi_irqfd_poll(n->irqfd)) {
+        msix_notify(n->s->dev, n->vector);
+    }
+}
+
+static void msix_vector_signalled(void *opaque)
+{
+    MSIXVectorNotifier *n = opaque;
+    QEMUDevice *qdev = &n->s->dev->qdev;
+    device_lock(qdev);
+    msix_vector_take_signals(n);
+    device_unlock(qdev);
+}
+
+/* After any change of a vector (its entry, the function's control, a
+ * reset): the signals that waited in user space first, then the kernel
+ * delivers for as long as the vector is deliverable, with its message. */
+static void msix_vector_update(MSIXState *s, unsigned vector)
+{
+    MSIXVectorNotifier *n = s->notifiers ? s->notifiers[vector] : NULL;
+    if (!n) {
+        return;
+    }
+    msix_vector_take_signals(n);
+    bool deliverable = msix_enabled(s->dev) && !msix_vector_masked(s->dev, vector);
+    msi_irqfd_update(n->irqfd, deliverable, msix_address(s, vector),
+                     msix_entry(s, vector)[MSIX_ENTRY_DATA]);
+}
+
+/* A PBA read must show the signals that arrived while masked. */
+static void msix_take_all_signals(MSIXState *s)
+{
+    for (unsigned vector = 0; s->notifiers && vector < s->nr_vectors; vector++) {
+        if (s->notifiers[vector]) {
+            msix_vector_take_signals(s->notifiers[vector]);
+        }
+    }
+}
+
+void msix_vector_use_notifier(PCIDevice *dev, unsigned vector, EventNotifier *notifier,
+                              GMainContext *ctx)
+{
+    MSIXState *s = dev->msix;
+    g_assert(s && vector < s->nr_vectors);
+    if (!s->notifiers) {
+        s->notifiers = g_new0(MSIXVectorNotifier *, s->nr_vectors);
+    }
+    g_assert(!s->notifiers[vector]);
+    MSIXVectorNotifier *n = g_new0(MSIXVectorNotifier, 1);
+    g_autofree char *name = g_strdup_printf("%s MSI-X vector %u", dev->qdev.id, vector);
+    n->s = s;
+    n->vector = vector;
+    n->irqfd = msi_irqfd_new(name, notifier, ctx, msix_vector_signalled, n);
+    s->notifiers[vector] = n;
+    msix_vector_update(s, vector);
+}
+
+bool msix_vector_in_kernel(const PCIDevice *dev, unsigned vector)
+{
+    const MSIXState *s = dev->msix;
+    return s && vector < s->nr_vectors && s->notifiers && s->notifiers[vector] &&
+           msi_irqfd_in_kernel(s->notifiers[vector]->irqfd);
 }
 
 /* ---- the vector table and the PBA ---- */
@@ -164,6 +246,7 @@ static void msix_table_write_dword(MSIXState *s, uint64_t offset, uint32_t value
         s->table[offset / 4] = value;
         break;
     }
+    msix_vector_update(s, vector);
 }
 
 static void msix_table_write(void *opaque, uint64_t offset, uint64_t value, unsigned size)
@@ -190,6 +273,7 @@ static uint64_t msix_pba_read(void *opaque, uint64_t offset, unsigned size)
     if (!msix_access_valid(s, "PBA", "read", offset, size)) {
         return 0;
     }
+    msix_take_all_signals(s);
     return s->pba[offset / 8] >> (8 * (offset % 8));
 }
 
@@ -289,12 +373,14 @@ void msix_config_written(PCIDevice *dev, uint32_t offset, unsigned len)
 {
     MSIXState *s = dev->msix;
     uint32_t control = s->cap + MSIX_CONTROL;
-    if (offset >= control + 2 || offset + len <= control || !msix_enabled(dev)) {
+    if (offset >= control + 2 || offset + len <= control) {
         return;
     }
-    /* Enabling MSI-X or clearing the function mask releases what waited. */
+    /* Enabling MSI-X or clearing the function mask releases what waited;
+     * any change of the two may start or stop the kernel's delivery. */
     for (unsigned vector = 0; vector < s->nr_vectors; vector++) {
         msix_deliver_pending(s, vector);
+        msix_vector_update(s, vector);
     }
 }
 
@@ -308,4 +394,9 @@ void msix_reset(PCIDevice *dev)
         msix_entry(s, vector)[MSIX_ENTRY_VECTOR_CONTROL] = MSIX_VECTOR_MASKED;
     }
     memset(s->pba, 0, s->pba_size);
+    /* The kernel stops delivering; signals from before the reset are
+     * dropped, as MSI-X is off. */
+    for (unsigned vector = 0; vector < s->nr_vectors; vector++) {
+        msix_vector_update(s, vector);
+    }
 }

@@ -14,6 +14,7 @@
 #include <inttypes.h>
 #include <string.h>
 #include <glib.h>
+#include "hw/pci/intx-irqfd.h"
 #include "hw/pci/msi.h"
 #include "hw/pci/pci.h"
 #include "qemu/log.h"
@@ -260,7 +261,12 @@ static void pci_update_intx_line(PCIDevice *dev)
         return;
     }
     bool disabled = pci_get_word(dev, PCI_COMMAND) & PCI_COMMAND_INTX_DISABLE;
-    irq_source_set(dev->intx, dev->intx_asserted && !disabled);
+    bool level = dev->intx_asserted && !disabled;
+    if (dev->intx_irqfd) {
+        pci_intx_irqfd_set_level(dev->intx_irqfd, level);
+    } else {
+        irq_source_set(dev->intx, level);
+    }
 }
 
 static void pci_set_intx_wish(PCIDevice *dev, bool level)

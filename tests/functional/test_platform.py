@@ -13,9 +13,10 @@ import pytest
 import kvmhost
 from kvmhost import Fragment, expect_guest, l2_args
 
-# pdl-pcitest sends MSI on vector 0xd1 and MSI-X on 0xd2, vectors a small
-# guest leaves unused, so the kernel logs each arrival.
-MSI_VECTORS = {"msi": 0xd1, "msix": 0xd2}
+# pdl-pcitest sends MSI on vector 0xd1, MSI-X on 0xd2 and the MSI-X vector
+# on irqfd on 0xd3, vectors a small guest leaves unused, so the kernel logs
+# each arrival.
+MSI_VECTORS = {"msi": 0xd1, "msix": 0xd2, "msix-irqfd": 0xd3}
 PM_INTERVAL_S = 30          # guest sleep timed by the host, acpi_pm clocksource
 FW_CFG_TEXT = "hello-from-fw-cfg"
 
@@ -115,7 +116,8 @@ def test_fw_cfg_item_reaches_guest_sysfs(runs):
 @pytest.mark.parametrize("check", [
     "mmio-id", "mmio-scratch", "mmio-accesses", "io-id", "io-scratch", "io-accesses",
     "dma-fill", "dma-sum", "dma-needs-master", "intx-1", "intx-2", "msi-sent", "msix-sent",
-    "bar-move-new", "bar-move-old"])
+    "msix-irqfd-in-kernel", "msix-irqfd-sent", "msix-irqfd-masked-pending",
+    "msix-irqfd-unmask-delivers", "bar-move-new", "bar-move-old"])
 def test_pci_test_device_from_guest(runs, check):
     log = platform_guest(runs).log
     # Not anchored at the end: the kernel's console message about the MSI
@@ -147,6 +149,17 @@ def test_msi_reaches_guest_cpu_with_programmed_vector(runs, kind):
     # x86 logs "<cpu>.<vector>" in decimal: the vector the guest wrote into
     # the message data, delivered to APIC 0.
     assert re.search(rf"\b0\.{MSI_VECTORS[kind]} No irq handler for vector", log), log
+
+
+def test_msix_irqfd_vector_arrives_once_unmasked_and_once_on_unmask(runs):
+    """Raised by our main loop through KVM's irqfd: one arrival unmasked,
+    none while masked (it waits in the PBA), one when unmasked."""
+    log = platform_guest(runs).log
+    vector = MSI_VECTORS["msix-irqfd"]
+    # Each kernel line shows twice (console, then dmesg): count timestamps.
+    arrivals = set(re.findall(rf"^\[\s*(\d+\.\d+)\] __common_interrupt: 0\.{vector} No irq "
+                              r"handler for vector", log, re.M))
+    assert len(arrivals) == 2, log
 
 
 def test_poweroff_exits_vmm_with_status_zero(runs):

@@ -301,6 +301,77 @@ static void test_pdl_msix(void)
     cfg_write(PDL_DEVFN, cap + MSIX_FLAGS, flags, 2);
 }
 
+/* ---- pdl-testdev: the MSI-X vector on irqfd, without KVM ---- */
+
+/* Run the main loop (the device's bottom half, the notifier's watch) until
+ * the device has sent `signals` signals and `msis` messages went out, or a
+ * while longer if the messages are expected not to come. */
+static void run_main_loop_until(uint32_t signals, unsigned msis)
+{
+    for (int i = 0; i < 1000; i++) {
+        g_main_context_iteration(NULL, FALSE);
+        if (pdl_read(PDL_REG_IRQFD_SIGNALS) >= signals && msis_recorded() >= msis && i >= 10) {
+            return;
+        }
+        g_usleep(1000);
+    }
+}
+
+/* Without KVM there is no irqfd: user space reads the notifier and sends
+ * the message (KVM_SIGNAL_MSI under KVM), with the same behaviour. */
+static void test_pdl_msix_irqfd_user_space(void)
+{
+    uint8_t cap = find_capability(PDL_DEVFN, PCI_CAP_ID_MSIX);
+    uint64_t pba = PDL_MSIX_BASE + (cfg_read(PDL_DEVFN, cap + MSIX_PBA, 4) & ~7u);
+    uint64_t entry = PDL_MSIX_BASE + PDL_TESTDEV_IRQFD_VECTOR * MSIX_TABLE_ENTRY_SIZE;
+    uint32_t vector_bit = 1u << PDL_TESTDEV_IRQFD_VECTOR;
+    uint16_t flags = cfg_read(PDL_DEVFN, cap + MSIX_FLAGS, 2);
+    uint32_t signals = pdl_read(PDL_REG_IRQFD_SIGNALS);
+    unsigned sent = msis_recorded();
+
+    cfg_write(PDL_DEVFN, cap + MSIX_FLAGS, flags | MSIX_FLAGS_ENABLE, 2);
+    mem_write(entry + MSIX_ENTRY_ADDR_LO, 0xfee00000, 4);
+    mem_write(entry + MSIX_ENTRY_DATA, 0x61, 4);
+    mem_write(entry + MSIX_ENTRY_CTRL, 0, 4);
+    g_assert_cmpuint(pdl_read(PDL_REG_IRQFD_STATUS), ==, 0);    /* not in the kernel */
+
+    /* The main loop signals, and only then the message goes out. */
+    pdl_write(PDL_REG_IRQFD_TRIGGER, 1);
+    g_assert_cmpuint(msis_recorded(), ==, sent);
+    run_main_loop_until(++signals, ++sent);
+    g_assert_cmpuint(pdl_read(PDL_REG_IRQFD_SIGNALS), ==, signals);
+    g_assert_cmpuint(msis_recorded(), ==, sent);
+    g_assert_cmphex(msi_log.data, ==, 0x61);
+
+    /* Masked: pending in the PBA, not sent; sent on unmask. */
+    mem_write(entry + MSIX_ENTRY_CTRL, 1, 4);
+    pdl_write(PDL_REG_IRQFD_TRIGGER, 1);
+    run_main_loop_until(++signals, sent + 1);
+    g_assert_cmpuint(msis_recorded(), ==, sent);
+    g_assert_cmphex(mem_read(pba, 4) & vector_bit, ==, vector_bit);
+    mem_write(entry + MSIX_ENTRY_CTRL, 0, 4);
+    g_assert_cmpuint(msis_recorded(), ==, ++sent);
+    g_assert_cmphex(mem_read(pba, 4) & vector_bit, ==, 0);
+
+    /* The function mask holds it back the same way. */
+    cfg_write(PDL_DEVFN, cap + MSIX_FLAGS, flags | MSIX_FLAGS_ENABLE | 0x4000, 2);
+    pdl_write(PDL_REG_IRQFD_TRIGGER, 1);
+    run_main_loop_until(++signals, sent + 1);
+    g_assert_cmpuint(msis_recorded(), ==, sent);
+    g_assert_cmphex(mem_read(pba, 4) & vector_bit, ==, vector_bit);
+    cfg_write(PDL_DEVFN, cap + MSIX_FLAGS, flags | MSIX_FLAGS_ENABLE, 2);
+    g_assert_cmpuint(msis_recorded(), ==, ++sent);
+
+    /* MSI-X off: dropped, and nothing left pending for later. */
+    cfg_write(PDL_DEVFN, cap + MSIX_FLAGS, flags, 2);
+    pdl_write(PDL_REG_IRQFD_TRIGGER, 1);
+    run_main_loop_until(++signals, sent + 1);
+    cfg_write(PDL_DEVFN, cap + MSIX_FLAGS, flags | MSIX_FLAGS_ENABLE, 2);
+    g_assert_cmpuint(msis_recorded(), ==, sent);
+    mem_write(entry + MSIX_ENTRY_CTRL, 1, 4);
+    cfg_write(PDL_DEVFN, cap + MSIX_FLAGS, flags, 2);
+}
+
 /* ---- pdl-testdev: DMA ---- */
 
 static uint32_t pdl_dma(uint64_t addr, uint32_t len, uint32_t command)
@@ -690,6 +761,7 @@ int main(int argc, char **argv)
     g_test_add_func("/pdl-testdev/intx", test_pdl_intx);
     g_test_add_func("/pdl-testdev/msi", test_pdl_msi);
     g_test_add_func("/pdl-testdev/msix", test_pdl_msix);
+    g_test_add_func("/pdl-testdev/msix-irqfd-user-space", test_pdl_msix_irqfd_user_space);
     g_test_add_func("/pdl-testdev/dma-fill-sum", test_pdl_dma_fill_sum);
     g_test_add_func("/pdl-testdev/dma-refused", test_pdl_dma_refused);
     g_test_add_func("/pdl-testdev/concurrent-accesses", test_pdl_concurrent_accesses);

@@ -5,7 +5,8 @@
  * PCI ids: vendor 0x7e57 (not assigned by the PCI-SIG to anyone; test use
  * only), device 0x0001, class 0xff0000 (unassigned), INTA.
  * BAR0: 4 KiB memory, BAR1: 128 bytes of I/O, both with the registers
- * below (32-bit accesses; other sizes are ignored and logged).
+ * below up to 0x80 (32-bit accesses; other sizes are ignored and logged);
+ * the irqfd registers from 0x100 are in BAR0 only.
  * BAR2: 8 KiB memory, the MSI-X table and, at 4 KiB, the PBA
  * (PDL_TESTDEV_MSIX_VECTORS).
  * An MSI capability with PDL_TESTDEV_MSI_VECTORS vectors as well.
@@ -81,5 +82,18 @@ static inline uint32_t pdl_log_digest_step(uint32_t digest, uint32_t index, uint
     digest = (digest ^ index) * 16777619u;
     return (digest ^ value) * 16777619u;
 }
+
+/*
+ * MSI-X vector PDL_TESTDEV_IRQFD_VECTOR on irqfd, BAR0 only: a write to
+ * IRQFD_TRIGGER asks the main loop to signal the vector's event notifier,
+ * so the interrupt reaches the guest with no vCPU on its path (KVM injects
+ * it; masked, it sets the PBA bit). Writes before the signal merge into
+ * one; IRQFD_SIGNALS counts the signals sent.
+ */
+#define PDL_TESTDEV_IRQFD_VECTOR    1
+#define PDL_REG_IRQFD_TRIGGER 0x100 /* WO: any value */
+#define PDL_REG_IRQFD_SIGNALS 0x104 /* RO: notifier signals sent so far */
+#define PDL_REG_IRQFD_STATUS  0x108 /* RO: PDL_IRQFD_* */
+#define  PDL_IRQFD_IN_KERNEL    1   /* KVM delivers the vector now (irqfd assigned) */
 
 #endif

@@ -9,7 +9,9 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <glib.h>
 #include "hw/pci/pci.h"
+#include "qemu/event-notifier.h"
 
 /* ---- MSI: a capability in config space ---- */
 
@@ -45,6 +47,21 @@ bool msix_vector_masked(const PCIDevice *dev, unsigned vector);
 /* Send vector; a masked vector (or a masked function) sets its PBA bit and
  * is sent when unmasked. Vectors out of range are dropped and logged. */
 void msix_notify(PCIDevice *dev, unsigned vector);
+
+/*
+ * Raise vector through notifier instead of msix_notify (hw/pci/msi-irqfd.h):
+ * any thread, no lock, event_notifier_set(notifier). While the vector is
+ * enabled and unmasked, KVM injects it (irqfd); while it is masked, a
+ * signal sets its PBA bit (seen by the next PBA read at the latest) and is
+ * sent on unmask; with MSI-X off it is dropped. Without irqfd, user space
+ * reads the notifier on ctx's thread and sends the message. msix_notify
+ * stays usable for the vector. Call on ctx's thread, with the device lock
+ * held or before the vCPUs run. The binding lasts as long as the device.
+ */
+void msix_vector_use_notifier(PCIDevice *dev, unsigned vector, EventNotifier *notifier,
+                              GMainContext *ctx);
+/* Does the kernel deliver the vector's signals now (irqfd assigned)? */
+bool msix_vector_in_kernel(const PCIDevice *dev, unsigned vector);
 
 /* Called by the PCI core (config writes, reset); not for device models. */
 void msi_config_written(PCIDevice *dev, uint32_t offset, unsigned len);

@@ -78,6 +78,7 @@ typedef struct PCIBar {
 
 typedef struct MSIState MSIState;
 typedef struct MSIXState MSIXState;
+typedef struct PCIIntxIrqfd PCIIntxIrqfd;
 
 struct PCIDevice {
     QEMUDevice qdev;            /* first: a PCIDevice is a QEMUDevice */
@@ -90,6 +91,7 @@ struct PCIDevice {
     PCIBar bars[PCI_NUM_BARS];
     IrqSource intx;             /* the GSI that INTx of this slot/pin reaches */
     bool intx_asserted;         /* the device's wish, before INTX_DISABLE */
+    PCIIntxIrqfd *intx_irqfd;   /* NULL: INTx by KVM_IRQ_LINE (hw/pci/intx-irqfd.h) */
     MSIState *msi;              /* NULL without an MSI capability */
     MSIXState *msix;            /* NULL without an MSI-X capability */
 

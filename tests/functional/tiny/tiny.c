@@ -44,6 +44,8 @@
  * code (entry.S) that reports how it finds low memory through DS and exits.
  * With "uarts" it prints which of the four COM ports has a UART ("tiny:
  * uart 0x2f8 present"), told by its scratch register keeping a value.
+ * With "irqfd" it takes pdl-testdev's MSI-X vector on irqfd through
+ * masking and unmasking (irqfd.c has what it prints), before "reboot".
  * With "reboot" it resets the machine through the keyboard controller the
  * first time (marking CMOS byte 0x40, which survives a reset) and prints
  * "tiny: second boot" the next time.
@@ -52,10 +54,10 @@
  */
 #include <stdint.h>
 #include "hw/misc/pdl-testdev-regs.h"
+#include "tiny.h"
 
 #define COM1            0x3f8
 #define DEBUG_EXIT_PORT 0xf4
-#define LAPIC_BASE      0xfee00000u
 #define LAPIC_ID        0x020
 #define LAPIC_SVR       0x0f0
 #define LAPIC_ICR_LOW   0x300
@@ -69,11 +71,7 @@
 #define UNASSIGNED_MMIO 0xfe000000u     /* in the PCI hole: nothing there */
 #define PIC_MASTER_IMR  0x21            /* the in-kernel PIC's */
 #define IOAPIC_IOREGSEL 0xfec00000u     /* the in-kernel IOAPIC's */
-#define PCI_CONFIG_ADDRESS 0xcf8
-#define PCI_CONFIG_DATA    0xcfc
 #define PCI_COMMAND_IO     0x1
-#define PCI_COMMAND_MEMORY 0x2
-#define PCI_COMMAND_MASTER 0x4
 #define HAMMER_DMA_ADDR 0x1000000u      /* 16 MiB: free RAM in a tiny guest */
 #define ACPI_PM_TIMER   0x608           /* QEMU's and our PM base 0x600, + 8 */
 #define RESUME_ADDR     0x2000u         /* waking vector: CS:IP = 0x200:0 */
@@ -102,57 +100,21 @@ static uint8_t ap_stack[4096] __attribute__((aligned(16)));
 /* What the AP does once up; NULL: report and halt. */
 static void (*volatile ap_job)(void);
 
-static inline void outb(uint16_t port, uint8_t value)
-{
-    __asm__ volatile("outb %0, %1" : : "a"(value), "Nd"(port));
-}
-
-static inline uint8_t inb(uint16_t port)
-{
-    uint8_t value;
-    __asm__ volatile("inb %1, %0" : "=a"(value) : "Nd"(port));
-    return value;
-}
-
-static inline void outl(uint16_t port, uint32_t value)
-{
-    __asm__ volatile("outl %0, %1" : : "a"(value), "Nd"(port));
-}
-
-static inline uint16_t inw(uint16_t port)
-{
-    uint16_t value;
-    __asm__ volatile("inw %1, %0" : "=a"(value) : "Nd"(port));
-    return value;
-}
-
-static inline void outw(uint16_t port, uint16_t value)
-{
-    __asm__ volatile("outw %0, %1" : : "a"(value), "Nd"(port));
-}
-
-static inline uint32_t inl(uint16_t port)
-{
-    uint32_t value;
-    __asm__ volatile("inl %1, %0" : "=a"(value) : "Nd"(port));
-    return value;
-}
-
-static void putc_serial(char c)
+void putc_serial(char c)
 {
     while (!(inb(COM1 + 5) & 0x20)) {     /* LSR.THRE */
     }
     outb(COM1, c);
 }
 
-static void puts_serial(const char *s)
+void puts_serial(const char *s)
 {
     while (*s) {
         putc_serial(*s++);
     }
 }
 
-static void put_hex(uint64_t v)
+void put_hex(uint64_t v)
 {
     puts_serial("0x");
     for (int shift = 60; shift >= 0; shift -= 4) {
@@ -160,7 +122,7 @@ static void put_hex(uint64_t v)
     }
 }
 
-static void put_dec(uint32_t v)
+void put_dec(uint32_t v)
 {
     char buf[11];
     int i = sizeof(buf) - 1;
@@ -170,23 +132,6 @@ static void put_dec(uint32_t v)
         v /= 10;
     } while (v);
     puts_serial(buf + i);
-}
-
-static uint32_t lapic_read(uint32_t reg)
-{
-    return *(volatile uint32_t *)(LAPIC_BASE + reg);
-}
-
-static void lapic_write(uint32_t reg, uint32_t value)
-{
-    *(volatile uint32_t *)(LAPIC_BASE + reg) = value;
-}
-
-static inline uint64_t rdtsc(void)
-{
-    uint32_t lo, hi;
-    __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
-    return ((uint64_t)hi << 32) | lo;
 }
 
 static uint32_t parse_dec(const char **p)
@@ -199,7 +144,7 @@ static uint32_t parse_dec(const char **p)
 }
 
 /* Find "key" as a word of the command line; returns what follows it. */
-static const char *cmdline_find(const char *cmdline, const char *key)
+const char *cmdline_find(const char *cmdline, const char *key)
 {
     for (const char *p = cmdline; p && *p; p++) {
         if (p != cmdline && p[-1] != ' ') {
@@ -240,7 +185,7 @@ void ap_main(void)
 #define PCI_TESTDEV_HDR_COUNT  12
 #define PCI_TESTDEV_HDR_NAME   16
 
-static uint32_t pci_config_address(unsigned slot, unsigned offset)
+uint32_t pci_config_address(unsigned slot, unsigned offset)
 {
     return 0x80000000u | slot << 11 | offset;
 }
@@ -899,6 +844,9 @@ void tiny_main(uint32_t magic, const struct multiboot_info *info)
         if (!ap_started) {
             puts_serial("tiny: the AP did not start\n");
         }
+    }
+    if (cmdline_find(cmdline, "irqfd")) {
+        run_irqfd();
     }
     if (cmdline_find(cmdline, "reboot")) {
         reboot_once();

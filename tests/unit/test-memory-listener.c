@@ -186,12 +186,19 @@ static void fake_zone(uint64_t addr, uint64_t size, void *opaque)
                                              G_GINT64_MODIFIER "x", addr, size));
 }
 
-static void fake_kernel_add(MemoryListener *l, AddressSpace *as, const MemoryRegionSection *s)
+/* What KVM would be told for section s: its ioeventfds and zones. */
+static GHashTable *fake_kernel_objects(const MemoryRegionSection *s)
 {
-    FakeKernel *k = (FakeKernel *)l;
     GHashTable *mine = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     memory_section_for_each_eventfd(s, fake_eventfd, mine);
     memory_section_for_each_coalesced(s, fake_zone, mine);
+    return mine;
+}
+
+static void fake_kernel_add(MemoryListener *l, AddressSpace *as, const MemoryRegionSection *s)
+{
+    FakeKernel *k = (FakeKernel *)l;
+    GHashTable *mine = fake_kernel_objects(s);
     GHashTableIter it;
     gpointer key;
     g_hash_table_iter_init(&it, mine);
@@ -206,9 +213,7 @@ static void fake_kernel_add(MemoryListener *l, AddressSpace *as, const MemoryReg
 static void fake_kernel_del(MemoryListener *l, AddressSpace *as, const MemoryRegionSection *s)
 {
     FakeKernel *k = (FakeKernel *)l;
-    GHashTable *mine = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-    memory_section_for_each_eventfd(s, fake_eventfd, mine);
-    memory_section_for_each_coalesced(s, fake_zone, mine);
+    GHashTable *mine = fake_kernel_objects(s);
     GHashTableIter it;
     gpointer key;
     g_hash_table_iter_init(&it, mine);

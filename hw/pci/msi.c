@@ -4,10 +4,13 @@
  * config space; only the vector count the device offers is kept aside.
  *
  * A vector raised while masked sets its pending bit; the config write that
- * unmasks it (or enables MSI) sends it then.
+ * unmasks it (or enables MSI) sends it then. A vector bound to an event
+ * notifier (msi_vector_use_notifier) follows every config write and reset
+ * of the capability: irqfd while deliverable, user space otherwise.
  */
 #include <glib.h>
 #include "hw/pci/msi.h"
+#include "hw/pci/pci-vector-irqfd.h"
 #include "qemu/log.h"
 
 #define MSI_CONTROL             2
@@ -30,6 +33,7 @@
 struct MSIState {
     uint8_t cap;
     unsigned nr_vectors;
+    PCIVectorIrqfd *notifiers[MSI_MAX_VECTORS];    /* NULL: none bound */
 };
 
 static uint32_t msi_vector_bits(unsigned nr_vectors)
@@ -70,14 +74,28 @@ static unsigned msi_enabled_vectors(const PCIDevice *dev)
     return MIN(1u << log2_vectors, dev->msi->nr_vectors);
 }
 
-static void msi_send(const PCIDevice *dev, unsigned vector)
+static uint64_t msi_address(const PCIDevice *dev)
 {
     uint8_t cap = dev->msi->cap;
-    uint64_t address = pci_get_long(dev, cap + MSI_ADDRESS_LO) |
-                       (uint64_t)pci_get_long(dev, cap + MSI_ADDRESS_HI) << 32;
+    return pci_get_long(dev, cap + MSI_ADDRESS_LO) |
+           (uint64_t)pci_get_long(dev, cap + MSI_ADDRESS_HI) << 32;
+}
+
+static uint32_t msi_data(const PCIDevice *dev, unsigned vector)
+{
     /* With several vectors enabled the function owns the low data bits. */
-    uint32_t data = pci_get_word(dev, cap + MSI_DATA) & ~(msi_enabled_vectors(dev) - 1);
-    msi_send_message(address, data | vector);
+    uint32_t data = pci_get_word(dev, dev->msi->cap + MSI_DATA) & ~(msi_enabled_vectors(dev) - 1);
+    return data | vector;
+}
+
+static void msi_send(const PCIDevice *dev, unsigned vector)
+{
+    msi_send_message(msi_address(dev), msi_data(dev, vector));
+}
+
+static bool msi_vector_masked(const PCIDevice *dev, unsigned vector)
+{
+    return pci_get_long(dev, dev->msi->cap + MSI_MASK_BITS) & (1u << vector);
 }
 
 void msi_notify(PCIDevice *dev, unsigned vector)
@@ -92,19 +110,65 @@ void msi_notify(PCIDevice *dev, unsigned vector)
         return;
     }
     uint8_t cap = dev->msi->cap;
-    uint32_t bit = 1u << vector;
-    if (pci_get_long(dev, cap + MSI_MASK_BITS) & bit) {
+    if (msi_vector_masked(dev, vector)) {
         pci_set_long(dev, cap + MSI_PENDING_BITS,
-                     pci_get_long(dev, cap + MSI_PENDING_BITS) | bit);
+                     pci_get_long(dev, cap + MSI_PENDING_BITS) | 1u << vector);
         return;
     }
     msi_send(dev, vector);
 }
 
+/* After any change of the capability: each bound vector with its message,
+ * delivered by the kernel while it may be. */
+static void msi_update_notifiers(PCIDevice *dev)
+{
+    for (unsigned vector = 0; vector < dev->msi->nr_vectors; vector++) {
+        PCIVectorIrqfd *v = dev->msi->notifiers[vector];
+        if (v) {
+            bool deliverable = msi_enabled(dev) && vector < msi_enabled_vectors(dev) &&
+                               !msi_vector_masked(dev, vector);
+            pci_vector_irqfd_update(v, deliverable, msi_address(dev), msi_data(dev, vector));
+        }
+    }
+}
+
+void msi_vector_use_notifier(PCIDevice *dev, unsigned vector, EventNotifier *notifier,
+                             GMainContext *ctx)
+{
+    g_assert(dev->msi && vector < dev->msi->nr_vectors && !dev->msi->notifiers[vector]);
+    dev->msi->notifiers[vector] = pci_vector_irqfd_new(dev, "MSI", vector, msi_notify,
+                                                       notifier, ctx);
+    msi_update_notifiers(dev);
+}
+
+bool msi_vector_in_kernel(const PCIDevice *dev, unsigned vector)
+{
+    return dev->msi && vector < dev->msi->nr_vectors && dev->msi->notifiers[vector] &&
+           pci_vector_irqfd_in_kernel(dev->msi->notifiers[vector]);
+}
+
+void msi_config_read(PCIDevice *dev, uint32_t offset, unsigned len)
+{
+    uint32_t at = dev->msi->cap + MSI_PENDING_BITS;
+    if (offset >= at + 4 || offset + len <= at) {
+        return;
+    }
+    /* The pending bits must show the signals that arrived while masked. */
+    for (unsigned vector = 0; vector < dev->msi->nr_vectors; vector++) {
+        if (dev->msi->notifiers[vector]) {
+            pci_vector_irqfd_take_signals(dev->msi->notifiers[vector]);
+        }
+    }
+}
+
 void msi_config_written(PCIDevice *dev, uint32_t offset, unsigned len)
 {
     uint32_t cap = dev->msi->cap;
-    if (offset >= cap + MSI_CAP_SIZE || offset + len <= cap || !msi_enabled(dev)) {
+    if (offset >= cap + MSI_CAP_SIZE || offset + len <= cap) {
+        return;
+    }
+    msi_update_notifiers(dev);
+    if (!msi_enabled(dev)) {
         return;
     }
     uint32_t pending = pci_get_long(dev, cap + MSI_PENDING_BITS);
@@ -132,4 +196,5 @@ void msi_reset(PCIDevice *dev)
     pci_set_word(dev, cap + MSI_DATA, 0);
     pci_set_long(dev, cap + MSI_MASK_BITS, 0);
     pci_set_long(dev, cap + MSI_PENDING_BITS, 0);
+    msi_update_notifiers(dev);
 }

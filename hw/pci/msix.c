@@ -15,7 +15,7 @@
 #include <string.h>
 #include <glib.h>
 #include "hw/pci/msi.h"
-#include "hw/pci/msi-irqfd.h"
+#include "hw/pci/pci-vector-irqfd.h"
 #include "qemu/log.h"
 
 #define MSIX_CONTROL                2
@@ -44,15 +44,8 @@ struct MSIXState {
     MemoryRegion exclusive_bar; /* the BAR, when it is MSI-X's own */
     uint32_t *table;            /* MSIX_ENTRY_DWORDS per vector */
     uint64_t *pba;              /* one bit per vector */
-    struct MSIXVectorNotifier **notifiers;  /* per vector, NULL: none bound */
+    PCIVectorIrqfd **notifiers; /* per vector, NULL: none bound */
 };
-
-/* A vector the device raises through an EventNotifier (irqfd). */
-typedef struct MSIXVectorNotifier {
-    MSIXState *s;
-    unsigned vector;
-    MsiIrqfd *irqfd;
-} MSIXVectorNotifier;
 
 static uint32_t *msix_entry(MSIXState *s, unsigned vector)
 {
@@ -132,37 +125,18 @@ void msix_notify(PCIDevice *dev, unsigned vector)
 
 /* ---- vectors raised through an EventNotifier (irqfd) ---- */
 
-/* Signals that reached user space go where msix_notify sends them: out,
- * into the PBA while masked, nowhere while MSI-X is off. */
-static void msix_vector_take_signals(MSIXVectorNotifier *n)
-{
-    if (msi_irqfd_poll(n->irqfd)) {
-        msix_notify(n->s->dev, n->vector);
-    }
-}
-
-static void msix_vector_signalled(void *opaque)
-{
-    MSIXVectorNotifier *n = opaque;
-    QEMUDevice *qdev = &n->s->dev->qdev;
-    device_lock(qdev);
-    msix_vector_take_signals(n);
-    device_unlock(qdev);
-}
-
 /* After any change of a vector (its entry, the function's control, a
  * reset): the signals that waited in user space first, then the kernel
  * delivers for as long as the vector is deliverable, with its message. */
 static void msix_vector_update(MSIXState *s, unsigned vector)
 {
-    MSIXVectorNotifier *n = s->notifiers ? s->notifiers[vector] : NULL;
-    if (!n) {
+    PCIVectorIrqfd *v = s->notifiers ? s->notifiers[vector] : NULL;
+    if (!v) {
         return;
     }
-    msix_vector_take_signals(n);
     bool deliverable = msix_enabled(s->dev) && !msix_vector_masked(s->dev, vector);
-    msi_irqfd_update(n->irqfd, deliverable, msix_address(s, vector),
-                     msix_entry(s, vector)[MSIX_ENTRY_DATA]);
+    pci_vector_irqfd_update(v, deliverable, msix_address(s, vector),
+                            msix_entry(s, vector)[MSIX_ENTRY_DATA]);
 }
 
 /* A PBA read must show the signals that arrived while masked. */
@@ -170,7 +144,7 @@ static void msix_take_all_signals(MSIXState *s)
 {
     for (unsigned vector = 0; s->notifiers && vector < s->nr_vectors; vector++) {
         if (s->notifiers[vector]) {
-            msix_vector_take_signals(s->notifiers[vector]);
+            pci_vector_irqfd_take_signals(s->notifiers[vector]);
         }
     }
 }
@@ -181,15 +155,10 @@ void msix_vector_use_notifier(PCIDevice *dev, unsigned vector, EventNotifier *no
     MSIXState *s = dev->msix;
     g_assert(s && vector < s->nr_vectors);
     if (!s->notifiers) {
-        s->notifiers = g_new0(MSIXVectorNotifier *, s->nr_vectors);
+        s->notifiers = g_new0(PCIVectorIrqfd *, s->nr_vectors);
     }
     g_assert(!s->notifiers[vector]);
-    MSIXVectorNotifier *n = g_new0(MSIXVectorNotifier, 1);
-    g_autofree char *name = g_strdup_printf("%s MSI-X vector %u", dev->qdev.id, vector);
-    n->s = s;
-    n->vector = vector;
-    n->irqfd = msi_irqfd_new(name, notifier, ctx, msix_vector_signalled, n);
-    s->notifiers[vector] = n;
+    s->notifiers[vector] = pci_vector_irqfd_new(dev, "MSI-X", vector, msix_notify, notifier, ctx);
     msix_vector_update(s, vector);
 }
 
@@ -197,7 +166,7 @@ bool msix_vector_in_kernel(const PCIDevice *dev, unsigned vector)
 {
     const MSIXState *s = dev->msix;
     return s && vector < s->nr_vectors && s->notifiers && s->notifiers[vector] &&
-           msi_irqfd_in_kernel(s->notifiers[vector]->irqfd);
+           pci_vector_irqfd_in_kernel(s->notifiers[vector]);
 }
 
 /* ---- the vector table and the PBA ---- */

@@ -314,6 +314,9 @@ uint32_t pci_config_read(PCIDevice *dev, uint32_t offset, unsigned len)
     if (!pci_config_access_valid(dev, offset, len, "read")) {
         return all_ones(len);
     }
+    if (dev->msi) {
+        msi_config_read(dev, offset, len);
+    }
     return le_get(&dev->config[offset], len);
 }
 

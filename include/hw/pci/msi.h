@@ -63,7 +63,17 @@ void msix_vector_use_notifier(PCIDevice *dev, unsigned vector, EventNotifier *no
 /* Does the kernel deliver the vector's signals now (irqfd assigned)? */
 bool msix_vector_in_kernel(const PCIDevice *dev, unsigned vector);
 
-/* Called by the PCI core (config writes, reset); not for device models. */
+/* As msix_vector_use_notifier, for an MSI vector: the kernel delivers it
+ * while MSI is on, the vector enabled (MME) and not masked; masked, a
+ * signal sets its pending bit (seen by the next read of the pending bits
+ * at the latest). */
+void msi_vector_use_notifier(PCIDevice *dev, unsigned vector, EventNotifier *notifier,
+                             GMainContext *ctx);
+bool msi_vector_in_kernel(const PCIDevice *dev, unsigned vector);
+
+/* Called by the PCI core (config reads and writes, reset); not for device
+ * models. */
+void msi_config_read(PCIDevice *dev, uint32_t offset, unsigned len);
 void msi_config_written(PCIDevice *dev, uint32_t offset, unsigned len);
 void msix_config_written(PCIDevice *dev, uint32_t offset, unsigned len);
 void msi_reset(PCIDevice *dev);

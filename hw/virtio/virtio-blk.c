@@ -431,9 +431,11 @@ static const DeviceProperty virtio_blk_pci_properties[] = {
     DEFINE_PROP_PCI_DEVFN("addr", VirtIOBlkPCIOptions, addr),
     DEFINE_PROP_LINK("drive", DEVICE_PROP_DRIVE, VirtIOBlkPCIOptions, drive),
     DEFINE_PROP_LINK("iothread", DEVICE_PROP_IOTHREAD, VirtIOBlkPCIOptions, iothread),
-    DEFINE_PROP_UINT16("num-queues", VirtIOBlkPCIOptions, num_queues, 1, NULL),
-    DEFINE_PROP_UINT16("queue-size", VirtIOBlkPCIOptions, queue_size, 256, NULL),
-    DEFINE_PROP_STRING("serial", VirtIOBlkPCIOptions, serial, NULL),
+    DEFINE_PROP_UINT16("num-queues", VirtIOBlkPCIOptions, num_queues, 1,
+                       "request queues (more than 1 offers VIRTIO_BLK_F_MQ)"),
+    DEFINE_PROP_UINT16("queue-size", VirtIOBlkPCIOptions, queue_size, 256,
+                       "entries per queue (a power of two)"),
+    DEFINE_PROP_STRING("serial", VirtIOBlkPCIOptions, serial, "the disk's serial number"),
 };
 
 static QEMUDevice *virtio_blk_pci_realize(const void *options, const DeviceBuses *buses,

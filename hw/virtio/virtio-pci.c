@@ -60,6 +60,12 @@ static void virtio_pci_send_interrupt(VirtIODevice *vdev, uint16_t vector, uint8
  */
 static void virtio_pci_queue_kicked(VirtIOPCIProxy *p, unsigned queue)
 {
+    /* Processing a queue is DMA: not without bus mastering. */
+    if (!pci_bus_master_enabled(&p->pci)) {
+        qemu_log_mask(LOG_GUEST_ERROR, "%s: kick of queue %u with bus mastering off: "
+                      "ignored\n", virtio_name(p->vdev), queue);
+        return;
+    }
     virtio_queue_notify(p->vdev, queue);
 }
 

@@ -781,6 +781,16 @@ static void test_register_abuse(void)
     g_assert_cmpuint(config32(t, VIRTIO_BLK_CFG_CAPACITY), ==, IMAGE_SIZE / 512);
     mem_write(t->isr, 3, 1);
     g_assert_cmphex(status(t) & VIRTIO_CONFIG_S_NEEDS_RESET, ==, 0);
+    /* Without bus mastering a kick is not served; with it again, it is. */
+    cfg_write(t, PCI_COMMAND, PCI_COMMAND_MEMORY, 2);
+    Req r = post(t, 0, VIRTIO_BLK_T_FLUSH, 0, 0, 0, false);
+    kick(t, 0);
+    while (g_main_context_iteration(main_loop_context(), FALSE)) {
+    }
+    g_assert_cmpuint(tv_used_idx(&t->vq[0]), ==, t->vq[0].used_seen);
+    cfg_write(t, PCI_COMMAND, PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER, 2);
+    kick(t, 0);
+    g_assert_cmpuint(wait_used(t, 0, 1).id, ==, r.head);
     g_assert_cmpuint(run(t, VIRTIO_BLK_T_FLUSH, 0, 0, 0, false, NULL), ==, VIRTIO_BLK_S_OK);
     dev_free(t);
 }

@@ -3,7 +3,6 @@
  * rules are, and why each check is there, is in the header.
  */
 #include <inttypes.h>
-#include <stdatomic.h>
 #include <string.h>
 #include <glib.h>
 #include "exec/memory.h"
@@ -34,21 +33,15 @@ static uint16_t vring_avail_flags(const VRing *r)
     return __atomic_load_n(&r->avail[0], __ATOMIC_RELAXED);
 }
 
+/* Sequentially consistent, after our used index store (vring_push). */
 static uint16_t vring_used_event(const VRing *r)
 {
-    return __atomic_load_n(&r->avail[AVAIL_RING + r->num], __ATOMIC_RELAXED);
+    return __atomic_load_n(&r->avail[AVAIL_RING + r->num], __ATOMIC_SEQ_CST);
 }
 
 static uint16_t *vring_avail_event(const VRing *r)
 {
     return (uint16_t *)&r->used_ring[r->num];
-}
-
-/* A full barrier: a store of ours before a load of a field the driver
- * stores to, each side checking the other's after its own store. */
-static void vring_full_barrier(void)
-{
-    atomic_thread_fence(memory_order_seq_cst);
 }
 
 /* ---- mapping ---- */
@@ -110,7 +103,10 @@ void vring_unmap(VRing *r)
 
 bool vring_has_avail(const VRing *r)
 {
-    return vring_avail_idx(r) != r->last_avail_idx;
+    /* Sequentially consistent, after a store of vring_set_notification:
+     * a chain made available before the driver could see that store is
+     * found here. */
+    return __atomic_load_n(&r->avail[AVAIL_IDX], __ATOMIC_SEQ_CST) != r->last_avail_idx;
 }
 
 /* Where a chain's descriptors come from: the queue's table, or one
@@ -273,8 +269,10 @@ void vring_push(VRing *r, const VirtQueueElement *elem, uint32_t len)
     slot->id = elem->head;
     slot->len = len;
     r->used_idx++;
-    /* Release: the element is visible before the index that covers it. */
-    __atomic_store_n(&r->used_hdr[USED_IDX], r->used_idx, __ATOMIC_RELEASE);
+    /* The element is visible before the index that covers it (release),
+     * and the index before used_event is read (sequentially consistent:
+     * a locked instruction on x86, the full barrier the spec asks for). */
+    __atomic_store_n(&r->used_hdr[USED_IDX], r->used_idx, __ATOMIC_SEQ_CST);
     r->inuse--;
 }
 
@@ -286,8 +284,6 @@ static bool vring_need_event(uint16_t event, uint16_t new_idx, uint16_t old)
 
 bool vring_should_notify(VRing *r)
 {
-    /* Our used index store before the driver's used_event / flags. */
-    vring_full_barrier();
     if (!r->event_idx) {
         return !(vring_avail_flags(r) & VRING_AVAIL_F_NO_INTERRUPT);
     }
@@ -303,12 +299,10 @@ void vring_set_notification(VRing *r, bool enable)
     if (r->event_idx) {
         /* Without a kick wanted, avail_event just stays behind. */
         if (enable) {
-            __atomic_store_n(vring_avail_event(r), vring_avail_idx(r), __ATOMIC_RELAXED);
+            __atomic_store_n(vring_avail_event(r), vring_avail_idx(r), __ATOMIC_SEQ_CST);
         }
     } else {
         __atomic_store_n(&r->used_hdr[USED_FLAGS], enable ? 0 : VRING_USED_F_NO_NOTIFY,
-                         __ATOMIC_RELAXED);
+                         __ATOMIC_SEQ_CST);
     }
-    /* Our store before re-reading the available index. */
-    vring_full_barrier();
 }

@@ -84,9 +84,12 @@ static inline uint16_t tv_used_idx(const TestVring *tv)
     return __atomic_load_n(&tv_used_hdr(tv)[1], __ATOMIC_ACQUIRE);
 }
 
+/* Fields the device reads or writes while the test runs are accessed
+ * atomically, as a guest's would be by its CPU (ThreadSanitizer sees the
+ * test, unlike a guest). */
 static inline uint16_t tv_used_flags(const TestVring *tv)
 {
-    return tv_used_hdr(tv)[0];
+    return __atomic_load_n(&tv_used_hdr(tv)[0], __ATOMIC_RELAXED);
 }
 
 /* Take the next used element; false if there is none. */
@@ -102,17 +105,17 @@ static inline bool tv_take_used(TestVring *tv, VRingUsedElem *out)
 
 static inline void tv_set_avail_flags(TestVring *tv, uint16_t flags)
 {
-    tv_avail(tv)[0] = flags;
+    __atomic_store_n(&tv_avail(tv)[0], flags, __ATOMIC_RELAXED);
 }
 
 static inline void tv_set_used_event(TestVring *tv, uint16_t event)
 {
-    tv_avail(tv)[2 + tv->num] = event;
+    __atomic_store_n(&tv_avail(tv)[2 + tv->num], event, __ATOMIC_SEQ_CST);
 }
 
 static inline uint16_t tv_avail_event(const TestVring *tv)
 {
-    return *(uint16_t *)&tv_used_ring(tv)[tv->num];
+    return __atomic_load_n((uint16_t *)&tv_used_ring(tv)[tv->num], __ATOMIC_SEQ_CST);
 }
 
 #endif

@@ -1,6 +1,6 @@
 """virtio-blk-pci under Linux's own virtio_pci and virtio_blk drivers, on the
 bench (one batch): the disk's size and serial, a pattern written with dd and
-compared on the host, an ext2 file system made and filled by the guest and
+compared on the host (a RAM disk there, with cache=none and aio=native), an ext2 file system made and filled by the guest and
 checked on the test host with e2fsck and debugfs, fio with crc32c
 verification in both lock modes and with an I/O thread and two queues.
 
@@ -52,20 +52,29 @@ FIO_GUEST = WAIT_DISK + (
     "fio --name=read --filename=/dev/vda --rw=randread --bs=16k --size=16M --ioengine=libaio "
     "--iodepth=32 --direct=1")
 
-HOST_MD5 = 'echo host-md5=$(dd if="$WORK/a.raw" bs=64k skip=16 count=64 2>/dev/null | md5sum | cut -d" " -f1)'
+# O_DIRECT (cache=none, aio=native) needs a file system that has it, which
+# L1's tmpfs lacks: those drives are a RAM disk (brd, a host block device),
+# set up once per L1 and zeroed by each fragment.
+RAMDISK = (f'grep -q " ram0$" /proc/partitions || '
+           f'insmod "$(find /lib/modules -name brd.ko)" rd_nr=1 rd_size={DISK_MB * 1024}; '
+           f'dd if=/dev/zero of=/dev/ram0 bs=1M count={DISK_MB} 2>/dev/null')
+HOST_MD5 = 'echo host-md5=$(dd if=/dev/ram0 bs=64k skip=16 count=64 2>/dev/null | md5sum | cut -d" " -f1)'
 
 
-def drive(name, drive_id, opts="", dev_opts=""):
-    return [f'-drive "file=$WORK/{name}.raw,format=raw,if=none,id={drive_id}{opts}"',
+def drive(path, drive_id, opts="", dev_opts=""):
+    return [f'-drive "file={path},format=raw,if=none,id={drive_id}{opts}"',
             f"-device virtio-blk-pci,drive={drive_id}{dev_opts}"]
 
 
 def fio_fragment(name, vmm, *, lock, drive_opts, dev_opts="", objects=()):
+    direct = "cache=none" in drive_opts
+    path = "/dev/ram0" if direct else "$WORK/a.raw"
     args = l2_args(FIO_GUEST, smp=1, initrd="initrd-fio.cpio",
                    extra=[f"-machine pc,device-lock={lock},lock-stats=on", *objects,
-                          *drive("a", "d0", drive_opts, dev_opts)])
+                          *drive(path, "d0", drive_opts, dev_opts)])
+    setup = RAMDISK if direct else f'truncate -s {DISK_MB}M "$WORK/a.raw"'
     return Fragment(name, f"""
-truncate -s {DISK_MB}M "$WORK/a.raw"
+{setup}
 guest_run disk 300 {args}
 """, vmm, limit=330)
 
@@ -74,11 +83,11 @@ guest_run disk 300 {args}
 def runs(our_vmm):
     basic_args = l2_args(BASIC_GUEST, smp=1, extra=[
         "-machine pc,device-lock=on,lock-stats=on",
-        *drive("a", "d0", ",cache=none,aio=native", ",serial=pdl-disk-a"),
-        *drive("b", "d1")])
+        *drive("/dev/ram0", "d0", ",cache=none,aio=native", ",serial=pdl-disk-a"),
+        *drive("$WORK/b.raw", "d1")])
     frags = [
         Fragment("vblk_basic", f"""
-truncate -s {DISK_MB}M "$WORK/a.raw"
+{RAMDISK}
 truncate -s {FS_MB}M "$WORK/b.raw"
 guest_run disk 240 {basic_args}
 {HOST_MD5}

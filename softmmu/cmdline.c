@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include "block/drive-config.h"
 #include "hw/qdev-registry.h"
 #include "qemu/log.h"
 #include "cmdline-internal.h"
@@ -269,6 +270,11 @@ static CmdlineResult handle_accepted(ParseState *ps, const OptionUse *use, Error
     return CMDLINE_RUN;
 }
 
+static CmdlineResult handle_drive(ParseState *ps, const OptionUse *use, Error **errp)
+{
+    return drive_add(ps->cfg->drives, use->arg, errp) ? CMDLINE_RUN : CMDLINE_ERROR;
+}
+
 static CmdlineResult handle_unsupported(ParseState *ps, const OptionUse *use, Error **errp)
 {
     error_setg(errp, "not supported yet");
@@ -363,6 +369,8 @@ static const CmdlineOption cmdline_options[] = {
     { "global", "DRIVER.PROP=VALUE|driver=DRIVER,property=PROP,value=VALUE",
       "default of PROP for every -device DRIVER (also kvm-pit.lost_tick_policy=discard|delay)",
       .handle = handle_global },
+    { "drive", "file=FILE,format=raw,if=none,id=ID[,cache=..][,aio=..][,readonly=on][,discard=unmap]",
+      "a disk image for -device ...,drive=ID", .handle = handle_drive },
     { "object", "iothread,id=ID", "an I/O thread that devices may name with iothread=ID",
       ITEMS(apply_object_items, "qom-type") },
     { "fw_cfg", "[name=]NAME,string=STR|file=PATH",
@@ -383,7 +391,6 @@ static const CmdlineOption cmdline_options[] = {
     { "net", "none", "no network card (the only choice)", .handle = handle_none_only },
     { "monitor", "none", "no separate monitor (the only choice)", .handle = handle_none_only },
     UNSUPPORTED("qmp"),
-    UNSUPPORTED("drive"),
     UNSUPPORTED("hda"),
     UNSUPPORTED("cdrom"),
     UNSUPPORTED("netdev"),
@@ -440,8 +447,7 @@ static CmdlineResult parse_argument(ParseState *ps, int argc, char **argv, int *
 {
     const char *word = argv[*index];
     if (word[0] != '-') {
-        error_setg(errp, "%s: disk image arguments are not supported "
-                   "(and neither is -drive yet)", word);
+        error_setg(errp, "%s: disk image arguments are not supported (use -drive)", word);
         return CMDLINE_ERROR;
     }
     OptionUse use = { .option = find_option(word), .spelled = word };
@@ -534,6 +540,7 @@ static void machine_config_init(MachineConfig *cfg)
         .devices = g_ptr_array_new_with_free_func(device_config_destroy),
         .fw_cfg_items = g_ptr_array_new_with_free_func(fw_cfg_item_config_free),
         .iothread_ids = g_ptr_array_new_with_free_func(g_free),
+        .drives = drive_config_list_new(),
     };
     g_array_set_clear_func(cfg->cpu.features, cpu_feature_setting_clear);
 }
@@ -575,6 +582,7 @@ void machine_config_free(MachineConfig *cfg)
     g_clear_pointer(&cfg->devices, g_ptr_array_unref);
     g_clear_pointer(&cfg->fw_cfg_items, g_ptr_array_unref);
     g_clear_pointer(&cfg->iothread_ids, g_ptr_array_unref);
+    g_clear_pointer(&cfg->drives, g_ptr_array_unref);
     g_free(cfg->name);
     g_free(cfg->pidfile);
     memset(cfg, 0, sizeof(*cfg));

@@ -12,6 +12,7 @@
 #include "hw/misc/isa-misc.h"
 #include "hw/misc/testdev.h"
 #include "hw/qdev-registry.h"
+#include "hw/virtio/virtio-blk.h"
 
 const DeviceTypeInfo *const device_types[] = {
     &isa_debug_exit_type,
@@ -19,6 +20,7 @@ const DeviceTypeInfo *const device_types[] = {
     &pc_testdev_type,
     &pci_testdev_type,
     &pdl_testdev_type,
+    &virtio_blk_pci_type,
 };
 
 const size_t device_types_count = G_N_ELEMENTS(device_types);

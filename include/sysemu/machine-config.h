@@ -66,6 +66,9 @@ typedef struct MachineConfig {
 
     GPtrArray *fw_cfg_items;    /* of FwCfgItemConfig *, in order */
 
+    /* -drive, checked and placed (block/drive-config.h). */
+    GPtrArray *drives;          /* of DriveConfig * */
+
     /* -object iothread,id=ID: the I/O threads to start, by id. */
     GPtrArray *iothread_ids;    /* of char * */
 

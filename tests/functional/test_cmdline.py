@@ -61,6 +61,14 @@ BAD = [
      "-device pdl-testdev,addr=1: pdl-testdev: PCI address 01.0 is already taken"),
     (["-device", "pc-testdev", "-device", "pc-testdev", "-kernel", "/dev/null"],
      "-device pc-testdev: only one pc-testdev"),
+    # Disks.
+    (["-drive", "file=x.img,if=scsi"], "-drive file=x.img,if=scsi: unsupported bus type 'scsi'"),
+    (["-drive", "file=/nonexistent/disk.img,format=raw,if=none,id=d0", "-kernel", "/dev/null"],
+     "Could not open '/nonexistent/disk.img'"),
+    (["-device", "virtio-blk-pci", "-kernel", "/dev/null"],
+     "-device virtio-blk-pci: drive property not set"),
+    (["-device", "virtio-blk-pci,drive=nope", "-kernel", "/dev/null"],
+     "Property 'virtio-blk-pci.drive' can't find value 'nope'"),
 ]
 
 # Options the parser accepts: the machine gets as far as loading the
@@ -91,6 +99,32 @@ def test_bad_command_line_exits_1_with_one_line(our_vmm, args, named):
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1, proc.stderr
     assert lines[0].startswith("qemu-system-x86_64: ") and named in lines[0], proc.stderr
+
+
+@pytest.mark.parametrize("props,named", [
+    ("num-queues=0", "num-queues property must be between 1 and 64"),
+    ("queue-size=100", "queue-size property must be a power of two"),
+    ("iothread=none", "Property 'virtio-blk-pci.iothread' can't find value 'none'"),
+])
+def test_bad_virtio_blk_properties(our_vmm, tmp_path, props, named):
+    image = tmp_path / "disk.img"
+    image.write_bytes(bytes(1 << 20))
+    proc = run(our_vmm, ["-drive", f"file={image},format=raw,if=none,id=d0",
+                         "-device", f"virtio-blk-pci,drive=d0,{props}", "-kernel", "/dev/null"])
+    assert proc.returncode == 1, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and named in lines[0], proc.stderr
+
+
+def test_drive_with_virtio_blk_reaches_the_kernel_loader(our_vmm, tmp_path):
+    image = tmp_path / "disk.img"
+    image.write_bytes(bytes(1 << 20))
+    proc = run(our_vmm, ["-drive", f"file={image},format=raw,if=none,id=d0",
+                         "-device", "virtio-blk-pci,drive=d0,serial=s1,num-queues=2",
+                         *MISSING_KERNEL])
+    assert proc.returncode == 1, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "/nonexistent/bzImage" in lines[0], proc.stderr
 
 
 @pytest.mark.parametrize("args", ACCEPTED, ids=[" ".join(a) for a in ACCEPTED])
@@ -125,6 +159,8 @@ def test_fw_cfg_name_outside_opt_warns_and_is_accepted(our_vmm):
     (["-device", "isa-debug-exit,help"], "  iosize=<uint32>        -  (default: 2)\n"),
     (["-device", "pc-testdev,help"], "There are no options for pc-testdev."),
     (["-device", "help"], 'Misc devices:\nname "isa-debug-exit", bus ISA'),
+    (["-device", "help"], 'Storage devices:\nname "virtio-blk-pci", bus PCI'),
+    (["-device", "virtio-blk-pci,help"], "  num-queues=<uint16>    - request queues"),
     (["-cpu", "help"], "qemu64"),
     (["-object", "help"], "iothread"),
 ])

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <glib.h>
+#include "block/drive-config.h"
 #include "hw/qdev-registry.h"
 #include "sysemu/machine-config.h"
 
@@ -360,6 +361,21 @@ static void test_devices(void)
     parsed_free(p);
 }
 
+/* -drive goes into the drive list as block/drive-config.c places it;
+ * the machine opens it later. */
+static void test_drives(void)
+{
+    Parsed *p = parse_ok("-drive file=a.img,format=raw,if=none,id=d0,cache=none,aio=native "
+                         "-device virtio-blk-pci,drive=d0");
+    g_assert_cmpuint(p->cfg.drives->len, ==, 1);
+    const DriveConfig *d = g_ptr_array_index(p->cfg.drives, 0);
+    g_assert_cmpstr(d->id, ==, "d0");
+    g_assert_cmpstr(d->file, ==, "a.img");
+    g_assert_cmpint(d->interface, ==, DRIVE_IF_NONE);
+    g_assert_cmpint(d->aio, ==, DRIVE_AIO_NATIVE);
+    parsed_free(p);
+}
+
 static void test_pci_addresses(void)
 {
     static const struct {
@@ -660,7 +676,10 @@ static void test_errors(void)
         { "-fw_cfg opt/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa,string=x",
           "-fw_cfg opt/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa,string=x: name "
           "'opt/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa' is too long (at most 55" },
-        { "-drive file=disk.img", "-drive file=disk.img: not supported yet" },
+        { "-drive file=disk.img,if=scsi", "-drive file=disk.img,if=scsi: unsupported bus type "
+          "'scsi'" },
+        { "-drive file=disk.img,if=none,id=a -drive file=b.img,if=none,id=a",
+          "-drive file=b.img,if=none,id=a: Duplicate ID 'a' for drive" },
         { "disk.img", "disk.img: disk image arguments are not supported" },
         { "-d bogus", "-d bogus: unknown log category 'bogus'" },
         { "-name vm,color=red", "-name vm,color=red: property 'color' is not supported" },
@@ -677,6 +696,7 @@ static void test_errors(void)
         /* Nothing is left allocated in a failed config. */
         g_assert_null(p->cfg.serials);
         g_assert_null(p->cfg.fw_cfg_items);
+        g_assert_null(p->cfg.drives);
         g_assert_null(p->cfg.cpu.model);
         parsed_free(p);
     }
@@ -769,6 +789,7 @@ int main(int argc, char **argv)
     g_test_add_func("/cmdline/machine-properties", test_machine_properties);
     g_test_add_func("/cmdline/serial-defaults", test_serial_defaults);
     g_test_add_func("/cmdline/devices", test_devices);
+    g_test_add_func("/cmdline/drives", test_drives);
     g_test_add_func("/cmdline/pci-addresses", test_pci_addresses);
     g_test_add_func("/cmdline/globals", test_globals);
     g_test_add_func("/cmdline/kvm-pit-policy", test_kvm_pit_policy);

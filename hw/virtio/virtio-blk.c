@@ -1,0 +1,460 @@
+/*
+ * virtio-blk-pci (hw/virtio/virtio-blk.h): a BlockBackend behind virtio
+ * 1.x block requests.
+ *
+ * Threads: a queue kick runs on the vCPU that wrote the notify register,
+ * with the device lock held. It pops every available chain and submits
+ * each request between blk_io_plug and blk_io_unplug, so one kick's
+ * requests reach the host in one io_submit / io_uring_enter; it never
+ * waits for the disk. Completions run on the drive's context (the main
+ * loop's, or the iothread= one's), take the device lock, write the
+ * status byte and return the chain to the used ring; a bottom half on
+ * the same context then sends one interrupt per queue for the whole batch
+ * of completions the context handled (EVENT_IDX permitting).
+ */
+#include <inttypes.h>
+#include <string.h>
+#include <glib.h>
+#include "hw/virtio/virtio-blk.h"
+#include "hw/virtio/virtio-pci.h"
+#include "hw/virtio/virtio.h"
+#include "qemu/bh.h"
+#include "qemu/iov.h"
+#include "qemu/log.h"
+#include "qemu/main-loop.h"
+
+#define PCI_CLASS_STORAGE_SCSI  0x010000
+
+/* struct virtio_blk_outhdr, at the start of every request. */
+typedef struct VirtIOBlkOutHdr {
+    uint32_t type;
+    uint32_t ioprio;
+    uint64_t sector;
+} VirtIOBlkOutHdr;
+
+/* struct virtio_blk_discard_write_zeroes: the one segment we accept. */
+typedef struct VirtIOBlkDwzSeg {
+    uint64_t sector;
+    uint32_t num_sectors;
+    uint32_t flags;
+} VirtIOBlkDwzSeg;
+
+typedef struct VirtIOBlock {
+    VirtIODevice vdev;
+    BlockBackend *blk;
+    char *serial;
+    bool original_wce;          /* the drive's cache mode, restored at reset */
+    unsigned in_flight;         /* requests submitted to the block layer */
+    GMainContext *ctx;          /* the drive's: where completions run */
+    QEMUBH *notify_bh;          /* on ctx */
+} VirtIOBlock;
+
+typedef struct VirtIOBlkPCI {
+    VirtIOPCIProxy proxy;       /* first: the QEMUDevice */
+    VirtIOBlock blk;
+} VirtIOBlkPCI;
+
+/* One request handed to the block layer. */
+typedef struct VirtIOBlockReq {
+    VirtIOBlock *s;
+    VirtQueue *vq;
+    VirtQueueElement *elem;
+    uint32_t type;
+    size_t data_len;            /* bytes read into the guest's buffers (IN) */
+    struct iovec iov[];         /* the data part of the chain */
+} VirtIOBlockReq;
+
+static VirtIOBlock *virtio_blk_of(VirtIODevice *vdev)
+{
+    return (VirtIOBlock *)vdev;     /* vdev is VirtIOBlock's first member */
+}
+
+/* ---- completing requests ---- */
+
+/* Write the status byte (the last device-writable byte) and return the
+ * chain; written counts the data bytes before it. */
+static void virtio_blk_complete(VirtQueue *vq, VirtQueueElement *elem, uint8_t status,
+                                size_t written)
+{
+    iov_from_buf(elem->in_sg, elem->in_num, elem->in_len - 1, &status, 1);
+    virtqueue_push(vq, elem, status == VIRTIO_BLK_S_OK ? written + 1 : 1);
+}
+
+static void virtio_blk_notify_bh(void *opaque)
+{
+    VirtIOBlock *s = opaque;
+    device_lock(s->vdev.qdev);
+    virtio_notify_pushed(&s->vdev);
+    device_unlock(s->vdev.qdev);
+}
+
+/* On the drive's context: the block layer finished req. */
+static void virtio_blk_request_done(void *opaque, int ret)
+{
+    VirtIOBlockReq *req = opaque;
+    VirtIOBlock *s = req->s;
+    device_lock(s->vdev.qdev);
+    virtio_blk_complete(req->vq, req->elem, ret == 0 ? VIRTIO_BLK_S_OK : VIRTIO_BLK_S_IOERR,
+                        req->type == VIRTIO_BLK_T_IN ? req->data_len : 0);
+    s->in_flight--;
+    virtio_request_completed(&s->vdev);
+    device_unlock(s->vdev.qdev);
+    /* One interrupt for everything this context completes in a row. */
+    qemu_bh_schedule(s->notify_bh);
+    g_free(req);
+}
+
+static void virtio_blk_create_notify_bh(void *opaque)
+{
+    VirtIOBlock *s = opaque;
+    s->notify_bh = qemu_bh_new(s->ctx, virtio_blk_notify_bh, s);
+}
+
+static VirtIOBlockReq *virtio_blk_req_new(VirtIOBlock *s, VirtQueue *vq,
+                                          VirtQueueElement *elem, uint32_t type,
+                                          unsigned max_iov)
+{
+    VirtIOBlockReq *req = g_malloc(sizeof(*req) + max_iov * sizeof(struct iovec));
+    *req = (VirtIOBlockReq) { .s = s, .vq = vq, .elem = elem, .type = type };
+    s->in_flight++;
+    return req;
+}
+
+/* ---- requests ---- */
+
+/* Do len bytes from sector lie inside the disk (without overflowing)? */
+static bool virtio_blk_range_ok(VirtIOBlock *s, uint64_t sector, uint64_t len)
+{
+    uint64_t size = blk_getlength(s->blk);
+    return sector <= size / VIRTIO_BLK_SECTOR_SIZE &&
+           len <= size - sector * VIRTIO_BLK_SECTOR_SIZE;
+}
+
+/* IN (read into in_sg, all but the status byte) or OUT (write out_sg after
+ * the header). */
+static void virtio_blk_submit_rw(VirtIOBlock *s, VirtQueue *vq, VirtQueueElement *elem,
+                                 const VirtIOBlkOutHdr *hdr)
+{
+    bool is_write = hdr->type == VIRTIO_BLK_T_OUT;
+    const struct iovec *sg = is_write ? elem->out_sg : elem->in_sg;
+    unsigned num = is_write ? elem->out_num : elem->in_num;
+    size_t offset = is_write ? sizeof(*hdr) : 0;
+    size_t len = is_write ? elem->out_len - sizeof(*hdr) : elem->in_len - 1;
+    if (len % VIRTIO_BLK_SECTOR_SIZE || !virtio_blk_range_ok(s, hdr->sector, len)) {
+        qemu_log_mask(LOG_GUEST_ERROR, "%s: %s of %zu bytes at sector %" PRIu64 " is not "
+                      "whole sectors inside the disk\n", virtio_name(&s->vdev),
+                      is_write ? "write" : "read", len, hdr->sector);
+        virtio_blk_complete(vq, elem, VIRTIO_BLK_S_IOERR, 0);
+        return;
+    }
+    if (len == 0) {
+        virtio_blk_complete(vq, elem, VIRTIO_BLK_S_OK, 0);
+        return;
+    }
+    VirtIOBlockReq *req = virtio_blk_req_new(s, vq, elem, hdr->type, num);
+    unsigned niov = iov_slice(sg, num, offset, len, req->iov, num);
+    uint64_t pos = hdr->sector * VIRTIO_BLK_SECTOR_SIZE;
+    if (is_write) {
+        blk_aio_pwritev(s->blk, pos, req->iov, niov, 0, virtio_blk_request_done, req);
+    } else {
+        req->data_len = len;
+        blk_aio_preadv(s->blk, pos, req->iov, niov, virtio_blk_request_done, req);
+    }
+}
+
+/* GET_ID: the serial, NUL-terminated if shorter than 20 bytes. */
+static void virtio_blk_get_id(VirtIOBlock *s, VirtQueue *vq, VirtQueueElement *elem)
+{
+    char id[VIRTIO_BLK_ID_BYTES] = { 0 };
+    if (s->serial) {
+        memcpy(id, s->serial, MIN(strlen(s->serial), sizeof(id)));
+    }
+    size_t n = MIN(sizeof(id), elem->in_len - 1);
+    iov_from_buf(elem->in_sg, elem->in_num, 0, id, n);
+    virtio_blk_complete(vq, elem, VIRTIO_BLK_S_OK, n);
+}
+
+/* DISCARD and WRITE_ZEROES: one segment (max_discard_seg and
+ * max_write_zeroes_seg are 1). */
+static uint8_t virtio_blk_submit_dwz(VirtIOBlock *s, VirtQueue *vq, VirtQueueElement *elem,
+                                     uint32_t type)
+{
+    bool discard = type == VIRTIO_BLK_T_DISCARD;
+    unsigned feature = discard ? VIRTIO_BLK_F_DISCARD : VIRTIO_BLK_F_WRITE_ZEROES;
+    uint32_t allowed_flags = discard ? 0 : VIRTIO_BLK_WRITE_ZEROES_FLAG_UNMAP;
+    VirtIOBlkDwzSeg seg;
+    if (!virtio_has_feature(&s->vdev, feature) ||
+        elem->out_len != sizeof(VirtIOBlkOutHdr) + sizeof(seg)) {
+        return VIRTIO_BLK_S_UNSUPP;
+    }
+    iov_to_buf(elem->out_sg, elem->out_num, sizeof(VirtIOBlkOutHdr), &seg, sizeof(seg));
+    if (seg.flags & ~allowed_flags) {
+        return VIRTIO_BLK_S_UNSUPP;
+    }
+    uint64_t len = (uint64_t)seg.num_sectors * VIRTIO_BLK_SECTOR_SIZE;
+    if (seg.num_sectors > VIRTIO_BLK_MAX_DWZ_SECTORS || !virtio_blk_range_ok(s, seg.sector, len)) {
+        qemu_log_mask(LOG_GUEST_ERROR, "%s: %s of %" PRIu32 " sectors at %" PRIu64 " is past "
+                      "the disk or the limit\n", virtio_name(&s->vdev),
+                      discard ? "discard" : "write-zeroes", seg.num_sectors, seg.sector);
+        return VIRTIO_BLK_S_IOERR;
+    }
+    VirtIOBlockReq *req = virtio_blk_req_new(s, vq, elem, type, 0);
+    uint64_t pos = seg.sector * VIRTIO_BLK_SECTOR_SIZE;
+    if (discard) {
+        blk_aio_pdiscard(s->blk, pos, len, virtio_blk_request_done, req);
+    } else {
+        unsigned flags = seg.flags & VIRTIO_BLK_WRITE_ZEROES_FLAG_UNMAP ? BLK_REQ_MAY_UNMAP : 0;
+        blk_aio_pwrite_zeroes(s->blk, pos, len, flags, virtio_blk_request_done, req);
+    }
+    return VIRTIO_BLK_S_OK;
+}
+
+static void virtio_blk_handle_request(VirtIOBlock *s, VirtQueue *vq, VirtQueueElement *elem)
+{
+    VirtIOBlkOutHdr hdr;
+    if (elem->out_len < sizeof(hdr) || elem->in_len < 1) {
+        virtio_error(&s->vdev, "request of %zu readable and %zu writable bytes has no header "
+                     "or no status byte", elem->out_len, elem->in_len);
+        g_free(elem);
+        return;
+    }
+    iov_to_buf(elem->out_sg, elem->out_num, 0, &hdr, sizeof(hdr));
+    switch (hdr.type) {
+    case VIRTIO_BLK_T_IN:
+    case VIRTIO_BLK_T_OUT:
+        virtio_blk_submit_rw(s, vq, elem, &hdr);
+        break;
+    case VIRTIO_BLK_T_FLUSH:
+        blk_aio_flush(s->blk, virtio_blk_request_done,
+                      virtio_blk_req_new(s, vq, elem, hdr.type, 0));
+        break;
+    case VIRTIO_BLK_T_GET_ID:
+        virtio_blk_get_id(s, vq, elem);
+        break;
+    case VIRTIO_BLK_T_DISCARD:
+    case VIRTIO_BLK_T_WRITE_ZEROES: {
+        uint8_t status = virtio_blk_submit_dwz(s, vq, elem, hdr.type);
+        if (status != VIRTIO_BLK_S_OK) {
+            virtio_blk_complete(vq, elem, status, 0);
+        }
+        break;
+    }
+    default:
+        virtio_blk_complete(vq, elem, VIRTIO_BLK_S_UNSUPP, 0);
+        break;
+    }
+}
+
+/* A kick: take every available request, submit them as one batch. */
+static void virtio_blk_handle_queue(VirtIODevice *vdev, VirtQueue *vq)
+{
+    VirtIOBlock *s = virtio_blk_of(vdev);
+    blk_io_plug(s->blk);
+    do {
+        virtqueue_set_notification(vq, false);
+        VirtQueueElement *elem;
+        while ((elem = virtqueue_pop(vq))) {
+            virtio_blk_handle_request(s, vq, elem);
+        }
+        virtqueue_set_notification(vq, true);
+    } while (virtqueue_has_avail(vq));
+    blk_io_unplug(s->blk);
+    /* Requests answered at once (GET_ID, errors). */
+    virtio_notify_pushed(vdev);
+}
+
+/* ---- configuration, reset ---- */
+
+static void cfg_set16(uint8_t *c, unsigned off, uint16_t v)
+{
+    memcpy(c + off, &v, sizeof(v));     /* little-endian host */
+}
+
+static void cfg_set32(uint8_t *c, unsigned off, uint32_t v)
+{
+    memcpy(c + off, &v, sizeof(v));
+}
+
+static void cfg_set64(uint8_t *c, unsigned off, uint64_t v)
+{
+    memcpy(c + off, &v, sizeof(v));
+}
+
+static void virtio_blk_get_config(VirtIODevice *vdev, uint8_t *c)
+{
+    VirtIOBlock *s = virtio_blk_of(vdev);
+    uint32_t host_block = blk_host_block_size(s->blk);
+    memset(c, 0, VIRTIO_BLK_CFG_SIZE);
+    cfg_set64(c, VIRTIO_BLK_CFG_CAPACITY, blk_getlength(s->blk) / VIRTIO_BLK_SECTOR_SIZE);
+    /* Two descriptors of a chain are the header and the status. */
+    cfg_set32(c, VIRTIO_BLK_CFG_SEG_MAX, vdev->vqs[0].num_max - 2);
+    cfg_set32(c, VIRTIO_BLK_CFG_BLK_SIZE, VIRTIO_BLK_SECTOR_SIZE);
+    /* Topology: the host's block size as the physical one, so the guest
+     * aligns its writes to what the host can write without a
+     * read-modify-write. */
+    c[VIRTIO_BLK_CFG_PHYSICAL_BLOCK_EXP] =
+        host_block > VIRTIO_BLK_SECTOR_SIZE ? g_bit_storage(host_block / VIRTIO_BLK_SECTOR_SIZE) - 1 : 0;
+    c[VIRTIO_BLK_CFG_WRITEBACK] = blk_enable_write_cache(s->blk);
+    cfg_set16(c, VIRTIO_BLK_CFG_NUM_QUEUES, vdev->num_queues);
+    cfg_set32(c, VIRTIO_BLK_CFG_MAX_DISCARD_SECTORS, VIRTIO_BLK_MAX_DWZ_SECTORS);
+    cfg_set32(c, VIRTIO_BLK_CFG_MAX_DISCARD_SEG, 1);
+    cfg_set32(c, VIRTIO_BLK_CFG_DISCARD_ALIGNMENT, 1);
+    cfg_set32(c, VIRTIO_BLK_CFG_MAX_WZ_SECTORS, VIRTIO_BLK_MAX_DWZ_SECTORS);
+    cfg_set32(c, VIRTIO_BLK_CFG_MAX_WZ_SEG, 1);
+    c[VIRTIO_BLK_CFG_WZ_MAY_UNMAP] = blk_discard_enabled(s->blk);
+}
+
+/* The writeback field is the driver's to change with CONFIG_WCE. */
+static void virtio_blk_set_config(VirtIODevice *vdev, const uint8_t *c)
+{
+    VirtIOBlock *s = virtio_blk_of(vdev);
+    bool wce = c[VIRTIO_BLK_CFG_WRITEBACK];
+    if (wce == blk_enable_write_cache(s->blk)) {
+        return;
+    }
+    if (!virtio_has_feature(vdev, VIRTIO_BLK_F_CONFIG_WCE)) {
+        qemu_log_mask(LOG_GUEST_ERROR, "%s: writeback written without CONFIG_WCE: ignored\n",
+                      virtio_name(vdev));
+        return;
+    }
+    blk_set_enable_write_cache(s->blk, wce);
+}
+
+static void virtio_blk_reset(VirtIODevice *vdev)
+{
+    VirtIOBlock *s = virtio_blk_of(vdev);
+    if (s->blk) {
+        blk_set_enable_write_cache(s->blk, s->original_wce);
+    }
+}
+
+static unsigned virtio_blk_in_flight(VirtIODevice *vdev)
+{
+    return virtio_blk_of(vdev)->in_flight;
+}
+
+static const VirtIODeviceOps virtio_blk_ops = {
+    .get_config = virtio_blk_get_config,
+    .set_config = virtio_blk_set_config,
+    .reset = virtio_blk_reset,
+    .in_flight = virtio_blk_in_flight,
+};
+
+/* Without the device lock: every completion (which takes it) has run. */
+static void virtio_blk_pci_drain(QEMUDevice *dev)
+{
+    VirtIOBlkPCI *d = (VirtIOBlkPCI *)dev;
+    blk_drain(d->blk.blk);
+}
+
+static uint64_t virtio_blk_features(const VirtIOBlkConf *conf)
+{
+    uint64_t f = VIRTIO_BIT(VIRTIO_BLK_F_SEG_MAX) | VIRTIO_BIT(VIRTIO_BLK_F_BLK_SIZE) |
+                 VIRTIO_BIT(VIRTIO_BLK_F_FLUSH) | VIRTIO_BIT(VIRTIO_BLK_F_TOPOLOGY) |
+                 VIRTIO_BIT(VIRTIO_BLK_F_CONFIG_WCE) | VIRTIO_BIT(VIRTIO_BLK_F_WRITE_ZEROES);
+    if (blk_is_read_only(conf->blk)) {
+        f |= VIRTIO_BIT(VIRTIO_BLK_F_RO);
+    }
+    if (blk_discard_enabled(conf->blk)) {
+        f |= VIRTIO_BIT(VIRTIO_BLK_F_DISCARD);
+    }
+    if (conf->num_queues > 1) {
+        f |= VIRTIO_BIT(VIRTIO_BLK_F_MQ);
+    }
+    return f;
+}
+
+static bool virtio_blk_conf_check(const VirtIOBlkConf *conf, Error **errp)
+{
+    if (!conf->blk) {
+        error_setg(errp, "drive property not set");
+        return false;
+    }
+    if (conf->num_queues < 1 || conf->num_queues > VIRTIO_BLK_MAX_QUEUES) {
+        error_setg(errp, "num-queues property must be between 1 and %u",
+                   VIRTIO_BLK_MAX_QUEUES);
+        return false;
+    }
+    if (conf->queue_size < 4 || conf->queue_size > VIRTQUEUE_MAX_SIZE ||
+        (conf->queue_size & (conf->queue_size - 1))) {
+        error_setg(errp, "queue-size property must be a power of two between 4 and %u",
+                   VIRTQUEUE_MAX_SIZE);
+        return false;
+    }
+    return true;
+}
+
+QEMUDevice *virtio_blk_pci_new(PCIBus *bus, int devfn, const VirtIOBlkConf *conf,
+                               Error **errp)
+{
+    if (!virtio_blk_conf_check(conf, errp) || !blk_attach(conf->blk, conf->iothread, errp)) {
+        return NULL;
+    }
+    VirtIOBlkPCI *d = g_new0(VirtIOBlkPCI, 1);
+    VirtIOBlock *s = &d->blk;
+    s->blk = conf->blk;
+    s->serial = g_strdup(conf->serial);
+    s->original_wce = blk_enable_write_cache(conf->blk);
+    s->ctx = conf->iothread ? iothread_context(conf->iothread) : main_loop_context();
+    virtio_init(&s->vdev, VIRTIO_ID_BLOCK, &virtio_blk_ops, virtio_blk_features(conf),
+                VIRTIO_BLK_CFG_SIZE, conf->num_queues, conf->queue_size,
+                virtio_blk_handle_queue);
+    if (!virtio_pci_init(&d->proxy, &s->vdev, bus, devfn, "virtio-blk-pci", "virtio-blk",
+                         PCI_CLASS_STORAGE_SCSI, errp)) {
+        g_free(s->serial);
+        g_free(d);
+        return NULL;
+    }
+    d->proxy.pci.qdev.drain = virtio_blk_pci_drain;
+    /* The interrupt bottom half lives where the completions run; a source
+     * of an I/O thread's context is attached from that thread. */
+    if (conf->iothread) {
+        iothread_run_sync(conf->iothread, virtio_blk_create_notify_bh, s);
+    } else {
+        virtio_blk_create_notify_bh(s);
+    }
+    return &d->proxy.pci.qdev;
+}
+
+/* ---- -device virtio-blk-pci ---- */
+
+typedef struct VirtIOBlkPCIOptions {
+    int32_t addr;
+    DeviceLink drive;
+    DeviceLink iothread;
+    uint16_t num_queues;
+    uint16_t queue_size;
+    char *serial;
+} VirtIOBlkPCIOptions;
+
+static const DeviceProperty virtio_blk_pci_properties[] = {
+    DEFINE_PROP_PCI_DEVFN("addr", VirtIOBlkPCIOptions, addr),
+    DEFINE_PROP_LINK("drive", DEVICE_PROP_DRIVE, VirtIOBlkPCIOptions, drive),
+    DEFINE_PROP_LINK("iothread", DEVICE_PROP_IOTHREAD, VirtIOBlkPCIOptions, iothread),
+    DEFINE_PROP_UINT16("num-queues", VirtIOBlkPCIOptions, num_queues, 1,
+                       "request queues (more than 1 offers VIRTIO_BLK_F_MQ)"),
+    DEFINE_PROP_UINT16("queue-size", VirtIOBlkPCIOptions, queue_size, 256,
+                       "entries per queue (a power of two)"),
+    DEFINE_PROP_STRING("serial", VirtIOBlkPCIOptions, serial, "the disk's serial number"),
+};
+
+static QEMUDevice *virtio_blk_pci_realize(const void *options, const DeviceBuses *buses,
+                                          Error **errp)
+{
+    const VirtIOBlkPCIOptions *o = options;
+    VirtIOBlkConf conf = {
+        .blk = o->drive.backend, .iothread = o->iothread.backend,
+        .num_queues = o->num_queues, .queue_size = o->queue_size, .serial = o->serial,
+    };
+    return virtio_blk_pci_new(buses->pci, o->addr, &conf, errp);
+}
+
+const DeviceTypeInfo virtio_blk_pci_type = {
+    .name = "virtio-blk-pci",
+    .bus = DEVICE_BUS_PCI,
+    .category = DEVICE_CATEGORY_STORAGE,
+    .description = "virtio block device (virtio 1.x, 1af4:1042)",
+    DEVICE_PROPERTIES(virtio_blk_pci_properties),
+    .options_size = sizeof(VirtIOBlkPCIOptions),
+    .realize = virtio_blk_pci_realize,
+};

@@ -1,0 +1,439 @@
+/*
+ * The virtio 1.x PCI transport, modern only (hw/virtio/virtio-pci.h has
+ * the layout). Every register access arrives with the function's device
+ * lock held (dispatch takes the owner's lock of each subregion).
+ */
+#include <inttypes.h>
+#include <glib.h>
+#include "hw/pci/msi.h"
+#include "hw/virtio/virtio-pci.h"
+#include "qemu/log.h"
+
+/* struct virtio_pci_cap, and the notify capability's extra field. */
+#define VIRTIO_CAP_CFG_TYPE     3
+#define VIRTIO_CAP_BAR          4
+#define VIRTIO_CAP_OFFSET       8
+#define VIRTIO_CAP_LENGTH       12
+#define VIRTIO_CAP_SIZE         16
+#define VIRTIO_CAP_NOTIFY_MULT  16
+#define VIRTIO_NOTIFY_CAP_SIZE  20
+
+static VirtIOPCIProxy *proxy_of(VirtIODevice *vdev)
+{
+    return vdev->transport;
+}
+
+/* ---- the two seams: interrupts out, kicks in ---- */
+
+/*
+ * Every interrupt of the device leaves here: an MSI-X vector (msix_notify
+ * leaves a masked one pending in the PBA), or without MSI-X the ISR bits
+ * and INTx, which stays asserted until the driver reads the ISR.
+ *
+ * irqfd: a vector bound to an EventNotifier registered with KVM_IRQFD
+ * becomes event_notifier_set() here, with mask/unmask handled by the
+ * MSI-X code moving the binding; INTx and the ISR stay as they are.
+ */
+static void virtio_pci_send_interrupt(VirtIODevice *vdev, uint16_t vector, uint8_t isr_bits)
+{
+    VirtIOPCIProxy *p = proxy_of(vdev);
+    if (msix_enabled(&p->pci)) {
+        if (vector != VIRTIO_NO_VECTOR) {
+            msix_notify(&p->pci, vector);
+        }
+        return;
+    }
+    vdev->isr |= isr_bits;
+    pci_set_irq(&p->pci, true);
+}
+
+/*
+ * Every queue notification enters here, from the notify region's write
+ * handler on the vCPU that wrote it.
+ *
+ * ioeventfd: each queue's notify address (BAR 4 + 0x3000 + 4 * n, a 2-byte
+ * write, any value) is registered with KVM_IOEVENTFD while the BAR is
+ * mapped and the queue enabled; the EventNotifier's handler runs on the
+ * device's context (its iothread's, or the main loop's), takes the device
+ * lock and makes the same call. The register handler stays for accesses
+ * KVM does not match (another width, a BAR not yet registered).
+ */
+static void virtio_pci_queue_kicked(VirtIOPCIProxy *p, unsigned queue)
+{
+    /* Processing a queue is DMA: not without bus mastering. */
+    if (!pci_bus_master_enabled(&p->pci)) {
+        qemu_log_mask(LOG_GUEST_ERROR, "%s: kick of queue %u with bus mastering off: "
+                      "ignored\n", virtio_name(p->vdev), queue);
+        return;
+    }
+    virtio_queue_notify(p->vdev, queue);
+}
+
+static void virtio_pci_transport_reset(VirtIODevice *vdev)
+{
+    VirtIOPCIProxy *p = proxy_of(vdev);
+    p->device_feature_select = 0;
+    p->driver_feature_select = 0;
+    p->queue_select = 0;
+    pci_set_irq(&p->pci, false);
+}
+
+/* ---- common configuration ---- */
+
+/* The width of each field; 64-bit addresses are two 32-bit halves, as
+ * drivers write them and as dispatch splits an 8-byte access. */
+static unsigned common_field_size(uint64_t offset)
+{
+    switch (offset) {
+    case VIRTIO_PCI_COMMON_DFSELECT:
+    case VIRTIO_PCI_COMMON_DF:
+    case VIRTIO_PCI_COMMON_GFSELECT:
+    case VIRTIO_PCI_COMMON_GF:
+    case VIRTIO_PCI_COMMON_Q_DESCLO:
+    case VIRTIO_PCI_COMMON_Q_DESCHI:
+    case VIRTIO_PCI_COMMON_Q_AVAILLO:
+    case VIRTIO_PCI_COMMON_Q_AVAILHI:
+    case VIRTIO_PCI_COMMON_Q_USEDLO:
+    case VIRTIO_PCI_COMMON_Q_USEDHI:
+        return 4;
+    case VIRTIO_PCI_COMMON_MSIX:
+    case VIRTIO_PCI_COMMON_NUMQ:
+    case VIRTIO_PCI_COMMON_Q_SELECT:
+    case VIRTIO_PCI_COMMON_Q_SIZE:
+    case VIRTIO_PCI_COMMON_Q_MSIX:
+    case VIRTIO_PCI_COMMON_Q_ENABLE:
+    case VIRTIO_PCI_COMMON_Q_NOFF:
+        return 2;
+    case VIRTIO_PCI_COMMON_STATUS:
+    case VIRTIO_PCI_COMMON_CFGGENERATION:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* The spec asks drivers for whole, naturally sized field accesses. */
+static bool common_access_ok(VirtIOPCIProxy *p, uint64_t offset, unsigned size,
+                             const char *what)
+{
+    if (common_field_size(offset) == size) {
+        return true;
+    }
+    qemu_log_mask(LOG_GUEST_ERROR, "%s: common config %s of %u bytes at 0x%" PRIx64
+                  " is not a field: ignored\n", virtio_name(p->vdev), what, size, offset);
+    return false;
+}
+
+static uint64_t queue_addr_half(uint64_t addr, uint64_t offset)
+{
+    return offset % 8 ? addr >> 32 : (uint32_t)addr;
+}
+
+static uint64_t common_read_queue(VirtQueue *vq, uint64_t offset)
+{
+    switch (offset) {
+    case VIRTIO_PCI_COMMON_Q_SIZE:
+        return vq->num;
+    case VIRTIO_PCI_COMMON_Q_MSIX:
+        return vq->vector;
+    case VIRTIO_PCI_COMMON_Q_ENABLE:
+        return vq->enabled;
+    case VIRTIO_PCI_COMMON_Q_NOFF:
+        return vq->index;
+    case VIRTIO_PCI_COMMON_Q_DESCLO:
+    case VIRTIO_PCI_COMMON_Q_DESCHI:
+        return queue_addr_half(vq->desc_addr, offset);
+    case VIRTIO_PCI_COMMON_Q_AVAILLO:
+    case VIRTIO_PCI_COMMON_Q_AVAILHI:
+        return queue_addr_half(vq->driver_addr, offset);
+    default:
+        return queue_addr_half(vq->device_addr, offset);
+    }
+}
+
+static uint64_t virtio_pci_common_read(void *opaque, uint64_t offset, unsigned size)
+{
+    VirtIOPCIProxy *p = opaque;
+    VirtIODevice *vdev = p->vdev;
+    if (!common_access_ok(p, offset, size, "read")) {
+        return 0;
+    }
+    switch (offset) {
+    case VIRTIO_PCI_COMMON_DFSELECT:
+        return p->device_feature_select;
+    case VIRTIO_PCI_COMMON_DF:
+        return virtio_get_device_features(vdev, p->device_feature_select);
+    case VIRTIO_PCI_COMMON_GFSELECT:
+        return p->driver_feature_select;
+    case VIRTIO_PCI_COMMON_GF:
+        return virtio_get_driver_features(vdev, p->driver_feature_select);
+    case VIRTIO_PCI_COMMON_MSIX:
+        return vdev->config_vector;
+    case VIRTIO_PCI_COMMON_NUMQ:
+        return vdev->num_queues;
+    case VIRTIO_PCI_COMMON_STATUS:
+        return virtio_get_status(vdev);
+    case VIRTIO_PCI_COMMON_CFGGENERATION:
+        return vdev->config_generation;
+    case VIRTIO_PCI_COMMON_Q_SELECT:
+        return p->queue_select;
+    default: {
+        /* A queue that does not exist reads as size 0: "not available". */
+        VirtQueue *vq = virtio_get_queue(vdev, p->queue_select);
+        return vq ? common_read_queue(vq, offset) : 0;
+    }
+    }
+}
+
+/* A vector the function does not have reads back as NO_VECTOR, which is
+ * how the driver learns that its choice failed. */
+static uint16_t virtio_pci_checked_vector(VirtIOPCIProxy *p, uint64_t value)
+{
+    if (value != VIRTIO_NO_VECTOR && value >= p->nvectors) {
+        qemu_log_mask(LOG_GUEST_ERROR, "%s: MSI-X vector %" PRIu64 " of %u: none used\n",
+                      virtio_name(p->vdev), value, p->nvectors);
+        return VIRTIO_NO_VECTOR;
+    }
+    return value;
+}
+
+static uint64_t with_half(uint64_t addr, uint64_t offset, uint64_t value)
+{
+    return offset % 8 ? (addr & 0xffffffffULL) | value << 32
+                      : (addr & ~0xffffffffULL) | (uint32_t)value;
+}
+
+static void common_write_queue(VirtIOPCIProxy *p, VirtQueue *vq, uint64_t offset,
+                               uint64_t value)
+{
+    switch (offset) {
+    case VIRTIO_PCI_COMMON_Q_SIZE:
+        virtio_queue_set_num(vq, value);
+        break;
+    case VIRTIO_PCI_COMMON_Q_MSIX:
+        virtio_queue_set_vector(vq, virtio_pci_checked_vector(p, value));
+        break;
+    case VIRTIO_PCI_COMMON_Q_ENABLE:
+        virtio_queue_set_enable(vq, value);
+        break;
+    case VIRTIO_PCI_COMMON_Q_DESCLO:
+    case VIRTIO_PCI_COMMON_Q_DESCHI:
+        virtio_queue_set_addr(vq, with_half(vq->desc_addr, offset, value), vq->driver_addr,
+                              vq->device_addr);
+        break;
+    case VIRTIO_PCI_COMMON_Q_AVAILLO:
+    case VIRTIO_PCI_COMMON_Q_AVAILHI:
+        virtio_queue_set_addr(vq, vq->desc_addr, with_half(vq->driver_addr, offset, value),
+                              vq->device_addr);
+        break;
+    case VIRTIO_PCI_COMMON_Q_USEDLO:
+    case VIRTIO_PCI_COMMON_Q_USEDHI:
+        virtio_queue_set_addr(vq, vq->desc_addr, vq->driver_addr,
+                              with_half(vq->device_addr, offset, value));
+        break;
+    default:    /* queue_notify_off */
+        qemu_log_mask(LOG_GUEST_ERROR, "%s: common config 0x%" PRIx64 " is read-only\n",
+                      virtio_name(p->vdev), offset);
+        break;
+    }
+}
+
+static void virtio_pci_common_write(void *opaque, uint64_t offset, uint64_t value,
+                                    unsigned size)
+{
+    VirtIOPCIProxy *p = opaque;
+    VirtIODevice *vdev = p->vdev;
+    if (!common_access_ok(p, offset, size, "write")) {
+        return;
+    }
+    switch (offset) {
+    case VIRTIO_PCI_COMMON_DFSELECT:
+        p->device_feature_select = value;
+        break;
+    case VIRTIO_PCI_COMMON_GFSELECT:
+        p->driver_feature_select = value;
+        break;
+    case VIRTIO_PCI_COMMON_GF:
+        virtio_set_driver_features(vdev, p->driver_feature_select, value);
+        break;
+    case VIRTIO_PCI_COMMON_MSIX:
+        vdev->config_vector = virtio_pci_checked_vector(p, value);
+        break;
+    case VIRTIO_PCI_COMMON_STATUS:
+        virtio_set_status(vdev, value);
+        break;
+    case VIRTIO_PCI_COMMON_Q_SELECT:
+        p->queue_select = value;
+        break;
+    case VIRTIO_PCI_COMMON_DF:
+    case VIRTIO_PCI_COMMON_NUMQ:
+    case VIRTIO_PCI_COMMON_CFGGENERATION:
+        qemu_log_mask(LOG_GUEST_ERROR, "%s: common config 0x%" PRIx64 " is read-only\n",
+                      virtio_name(vdev), offset);
+        break;
+    default: {
+        VirtQueue *vq = virtio_get_queue(vdev, p->queue_select);
+        if (!vq) {
+            qemu_log_mask(LOG_GUEST_ERROR, "%s: write to queue %u, which does not exist: "
+                          "ignored\n", virtio_name(vdev), p->queue_select);
+            return;
+        }
+        common_write_queue(p, vq, offset, value);
+        break;
+    }
+    }
+}
+
+static const MemoryRegionOps virtio_pci_common_ops = {
+    .read = virtio_pci_common_read,
+    .write = virtio_pci_common_write,
+    .max_access_size = 4,
+};
+
+/* ---- ISR, device configuration, notifications ---- */
+
+static uint64_t virtio_pci_isr_read(void *opaque, uint64_t offset, unsigned size)
+{
+    VirtIOPCIProxy *p = opaque;
+    if (offset != 0) {
+        return 0;
+    }
+    /* Reading acknowledges: the bits clear and INTx drops. */
+    uint8_t isr = virtio_isr_read_and_clear(p->vdev);
+    pci_set_irq(&p->pci, false);
+    return isr;
+}
+
+static void virtio_pci_isr_write(void *opaque, uint64_t offset, uint64_t value, unsigned size)
+{
+    VirtIOPCIProxy *p = opaque;
+    qemu_log_mask(LOG_GUEST_ERROR, "%s: ISR status is read-only\n", virtio_name(p->vdev));
+}
+
+static const MemoryRegionOps virtio_pci_isr_ops = {
+    .read = virtio_pci_isr_read,
+    .write = virtio_pci_isr_write,
+    .max_access_size = 4,
+};
+
+static uint64_t virtio_pci_device_read(void *opaque, uint64_t offset, unsigned size)
+{
+    VirtIOPCIProxy *p = opaque;
+    return virtio_config_read(p->vdev, offset, size);
+}
+
+static void virtio_pci_device_write(void *opaque, uint64_t offset, uint64_t value,
+                                    unsigned size)
+{
+    VirtIOPCIProxy *p = opaque;
+    virtio_config_write(p->vdev, offset, value, size);
+}
+
+static const MemoryRegionOps virtio_pci_device_ops = {
+    .read = virtio_pci_device_read,
+    .write = virtio_pci_device_write,
+    .max_access_size = 8,
+};
+
+static uint64_t virtio_pci_notify_read(void *opaque, uint64_t offset, unsigned size)
+{
+    return 0;
+}
+
+static void virtio_pci_notify_write(void *opaque, uint64_t offset, uint64_t value,
+                                    unsigned size)
+{
+    VirtIOPCIProxy *p = opaque;
+    if (offset % VIRTIO_PCI_NOTIFY_MULTIPLIER) {
+        qemu_log_mask(LOG_GUEST_ERROR, "%s: notify write at 0x%" PRIx64 " between queues: "
+                      "ignored\n", virtio_name(p->vdev), offset);
+        return;
+    }
+    virtio_pci_queue_kicked(p, offset / VIRTIO_PCI_NOTIFY_MULTIPLIER);
+}
+
+static const MemoryRegionOps virtio_pci_notify_ops = {
+    .read = virtio_pci_notify_read,
+    .write = virtio_pci_notify_write,
+    .max_access_size = 4,
+};
+
+/* ---- building the function ---- */
+
+static void virtio_pci_add_cap(PCIDevice *dev, uint8_t cfg_type, uint32_t offset,
+                               uint32_t length, uint8_t cap_len)
+{
+    uint8_t cap = pci_add_capability(dev, PCI_CAP_ID_VNDR, cap_len);
+    pci_set_byte(dev, cap + 2, cap_len);    /* cap_len, after id and next */
+    pci_set_byte(dev, cap + VIRTIO_CAP_CFG_TYPE, cfg_type);
+    pci_set_byte(dev, cap + VIRTIO_CAP_BAR, VIRTIO_PCI_MODERN_BAR);
+    pci_set_long(dev, cap + VIRTIO_CAP_OFFSET, offset);
+    pci_set_long(dev, cap + VIRTIO_CAP_LENGTH, length);
+    if (cfg_type == VIRTIO_PCI_CAP_NOTIFY_CFG) {
+        pci_set_long(dev, cap + VIRTIO_CAP_NOTIFY_MULT, VIRTIO_PCI_NOTIFY_MULTIPLIER);
+    }
+}
+
+static void virtio_pci_add_region(VirtIOPCIProxy *p, MemoryRegion *mr,
+                                  const MemoryRegionOps *ops, const char *name,
+                                  uint64_t offset)
+{
+    memory_region_init_io(mr, &p->pci.qdev, ops, p, name, VIRTIO_PCI_REGION_SIZE);
+    memory_region_add_subregion(&p->modern_bar, offset, mr, 0);
+}
+
+static void virtio_pci_qdev_reset(QEMUDevice *dev)
+{
+    VirtIOPCIProxy *p = (VirtIOPCIProxy *)dev;
+    virtio_reset(p->vdev);
+    pci_device_reset(&p->pci);
+}
+
+bool virtio_pci_init(VirtIOPCIProxy *p, VirtIODevice *vdev, PCIBus *bus, int devfn,
+                     const char *type, const char *id_prefix, uint32_t class_code,
+                     Error **errp)
+{
+    g_assert(vdev->num_queues + 1 <= VIRTIO_PCI_MAX_VECTORS &&
+             vdev->config_len <= VIRTIO_PCI_REGION_SIZE);
+    if (!pci_device_init(&p->pci, bus, devfn, type, id_prefix, PCI_VENDOR_ID_REDHAT_QUMRANET,
+                         VIRTIO_PCI_DEVICE_ID_BASE + vdev->device_id, VIRTIO_PCI_REVISION,
+                         class_code, 1, errp)) {
+        return false;
+    }
+    p->vdev = vdev;
+    p->nvectors = vdev->num_queues + 1;
+    vdev->qdev = &p->pci.qdev;
+    vdev->transport = p;
+    vdev->transport_notify = virtio_pci_send_interrupt;
+    vdev->transport_reset = virtio_pci_transport_reset;
+    p->pci.qdev.reset = virtio_pci_qdev_reset;
+
+    memory_region_init_container(&p->modern_bar, &p->pci.qdev, "virtio-pci",
+                                 VIRTIO_PCI_MODERN_BAR_SIZE);
+    virtio_pci_add_region(p, &p->common, &virtio_pci_common_ops, "virtio-pci-common",
+                          VIRTIO_PCI_COMMON_OFFSET);
+    virtio_pci_add_region(p, &p->isr, &virtio_pci_isr_ops, "virtio-pci-isr",
+                          VIRTIO_PCI_ISR_OFFSET);
+    virtio_pci_add_region(p, &p->device_cfg, &virtio_pci_device_ops, "virtio-pci-device",
+                          VIRTIO_PCI_DEVICE_OFFSET);
+    virtio_pci_add_region(p, &p->notify, &virtio_pci_notify_ops, "virtio-pci-notify",
+                          VIRTIO_PCI_NOTIFY_OFFSET);
+    pci_register_bar(&p->pci, VIRTIO_PCI_MODERN_BAR,
+                     PCI_BASE_ADDRESS_MEM_TYPE_64 | PCI_BASE_ADDRESS_MEM_PREFETCH,
+                     &p->modern_bar);
+
+    virtio_pci_add_cap(&p->pci, VIRTIO_PCI_CAP_COMMON_CFG, VIRTIO_PCI_COMMON_OFFSET,
+                       VIRTIO_PCI_REGION_SIZE, VIRTIO_CAP_SIZE);
+    virtio_pci_add_cap(&p->pci, VIRTIO_PCI_CAP_ISR_CFG, VIRTIO_PCI_ISR_OFFSET,
+                       VIRTIO_PCI_REGION_SIZE, VIRTIO_CAP_SIZE);
+    virtio_pci_add_cap(&p->pci, VIRTIO_PCI_CAP_DEVICE_CFG, VIRTIO_PCI_DEVICE_OFFSET,
+                       VIRTIO_PCI_REGION_SIZE, VIRTIO_CAP_SIZE);
+    virtio_pci_add_cap(&p->pci, VIRTIO_PCI_CAP_NOTIFY_CFG, VIRTIO_PCI_NOTIFY_OFFSET,
+                       VIRTIO_PCI_REGION_SIZE, VIRTIO_NOTIFY_CAP_SIZE);
+
+    memory_region_init_container(&p->msix_bar, &p->pci.qdev, "virtio-pci-msix",
+                                 VIRTIO_PCI_MSIX_BAR_SIZE);
+    pci_register_bar(&p->pci, VIRTIO_PCI_MSIX_BAR, 0, &p->msix_bar);
+    msix_init_in_bar(&p->pci, p->nvectors, VIRTIO_PCI_MSIX_BAR, 0, VIRTIO_PCI_MSIX_PBA_OFFSET);
+    return true;
+}

@@ -1,0 +1,167 @@
+"""virtio-blk-pci under Linux's own virtio_pci and virtio_blk drivers, on the
+bench (one batch): the disk's size and serial, a pattern written with dd and
+compared on the host (a RAM disk there, with cache=none and aio=native), an ext2 file system made and filled by the guest and
+checked on the test host with e2fsck and debugfs, fio with crc32c
+verification in both lock modes and with an I/O thread and two queues.
+
+Disk load runs on 1-vCPU L2 guests only: 2-vCPU L2 guests under disk load
+can hang the nested bench's one-vCPU L1 (docs/testing.md, "Still open").
+"""
+
+import base64
+import gzip
+import re
+import subprocess
+
+import pytest
+
+import kvmhost
+from kvmhost import Fragment, expect_guest, l2_args
+
+DISK_MB = 64
+FS_MB = 16
+
+WAIT_DISKS = ("i=0; while { [ ! -b /dev/vda ] || [ ! -b /dev/vdb ]; } && [ $i -lt 100 ]; "
+              "do sleep 0.1; i=$((i+1)); done; ")
+WAIT_DISK = "i=0; while [ ! -b /dev/vda ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; "
+
+# 4 MiB of random bytes at 1 MiB on vda, synced, read back past the page
+# cache; an ext2 file system on vdb with a copy of them and a small file.
+BASIC_GUEST = WAIT_DISKS + (
+    "echo vda-size=$(cat /sys/block/vda/size); "
+    "echo vda-serial=$(cat /sys/block/vda/serial); "
+    "echo vda-driver=$(basename $(readlink /sys/block/vda/device/driver)); "
+    "lspci -n | grep -i 1af4; "
+    "dd if=/dev/urandom of=/tmp/pat bs=64k count=64 2>/dev/null; "
+    "echo pattern-md5=$(md5sum < /tmp/pat | cut -d' ' -f1); "
+    "dd if=/tmp/pat of=/dev/vda bs=64k seek=16 conv=fsync 2>/dev/null; sync; "
+    "echo 3 > /proc/sys/vm/drop_caches; "
+    "echo readback-md5=$(dd if=/dev/vda bs=64k skip=16 count=64 2>/dev/null | md5sum | cut -d' ' -f1); "
+    "if ! grep -qw ext2 /proc/filesystems; then echo fs-unsupported; exit 0; fi; "
+    "mke2fs /dev/vdb > /dev/null && mkdir -p /mnt && mount -t ext2 /dev/vdb /mnt && "
+    "cp /tmp/pat /mnt/pattern.bin && echo hello-virtio > /mnt/hello.txt && mkdir /mnt/dir && "
+    "for n in 1 2 3 4 5 6 7 8; do dd if=/dev/urandom of=/mnt/dir/f$n bs=4k count=$n 2>/dev/null; done && "
+    "umount /mnt && sync && echo fs-done")
+# Debian's kernel builds ext4 (which serves ext2) as a module, and the L2
+# kit does not carry it yet: the storage issue's kit work adds it.
+NO_FS = "the L2 kit's kernel has no ext2/ext4 (add the ext4 module to scripts/build-guest-kit.sh)"
+
+# Sequential then random writes, each verified with crc32c, several
+# requests in flight (libaio), two jobs on separate ranges.
+FIO_GUEST = WAIT_DISK + (
+    "fio --name=seq --filename=/dev/vda --rw=write --bs=256k --size=16M --ioengine=libaio "
+    "--iodepth=8 --direct=1 --verify=crc32c --do_verify=1 && "
+    "fio --name=rand --filename=/dev/vda --rw=randwrite --bs=4k --size=8M --offset_increment=16M "
+    "--numjobs=2 --ioengine=libaio --iodepth=16 --direct=1 --verify=crc32c --do_verify=1 && "
+    "fio --name=read --filename=/dev/vda --rw=randread --bs=16k --size=16M --ioengine=libaio "
+    "--iodepth=32 --direct=1")
+
+# O_DIRECT (cache=none, aio=native) needs a file system that has it, which
+# L1's tmpfs lacks: those drives are a RAM disk (brd, a host block device),
+# set up once per L1 and zeroed by each fragment.
+RAMDISK = (f'grep -q " ram0$" /proc/partitions || '
+           f'insmod "$(find /lib/modules -name brd.ko)" rd_nr=1 rd_size={DISK_MB * 1024}; '
+           f'dd if=/dev/zero of=/dev/ram0 bs=1M count={DISK_MB} 2>/dev/null')
+HOST_MD5 = 'echo host-md5=$(dd if=/dev/ram0 bs=64k skip=16 count=64 2>/dev/null | md5sum | cut -d" " -f1)'
+
+
+def drive(path, drive_id, opts="", dev_opts=""):
+    return [f'-drive "file={path},format=raw,if=none,id={drive_id}{opts}"',
+            f"-device virtio-blk-pci,drive={drive_id}{dev_opts}"]
+
+
+def fio_fragment(name, vmm, *, lock, drive_opts, dev_opts="", objects=()):
+    direct = "cache=none" in drive_opts
+    path = "/dev/ram0" if direct else "$WORK/a.raw"
+    args = l2_args(FIO_GUEST, smp=1, initrd="initrd-fio.cpio",
+                   extra=[f"-machine pc,device-lock={lock},lock-stats=on", *objects,
+                          *drive(path, "d0", drive_opts, dev_opts)])
+    setup = RAMDISK if direct else f'truncate -s {DISK_MB}M "$WORK/a.raw"'
+    return Fragment(name, f"""
+{setup}
+guest_run disk 300 {args}
+""", vmm, limit=330)
+
+
+@pytest.fixture(scope="module")
+def runs(our_vmm):
+    basic_args = l2_args(BASIC_GUEST, smp=1, extra=[
+        "-machine pc,device-lock=on,lock-stats=on",
+        *drive("/dev/ram0", "d0", ",cache=none,aio=native", ",serial=pdl-disk-a"),
+        *drive("$WORK/b.raw", "d1")])
+    frags = [
+        Fragment("vblk_basic", f"""
+{RAMDISK}
+truncate -s {FS_MB}M "$WORK/b.raw"
+guest_run disk 240 {basic_args}
+{HOST_MD5}
+echo fs-image-begin; gzip -c "$WORK/b.raw" | base64; echo fs-image-end
+""", our_vmm, limit=300),
+        fio_fragment("vblk_fio_on", our_vmm, lock="on", drive_opts=",cache=none,aio=native"),
+        fio_fragment("vblk_fio_off", our_vmm, lock="off", drive_opts=",aio=io_uring"),
+        fio_fragment("vblk_iothread", our_vmm, lock="on", drive_opts=",aio=threads",
+                     dev_opts=",iothread=io0,num-queues=2", objects=["-object iothread,id=io0"]),
+    ]
+    return kvmhost.run_batch(frags)
+
+
+def _value(log, key):
+    m = re.search(rf"^{key}=(\S*)$", log, re.M)
+    assert m, f"no {key}= in:\n{log}"
+    return m.group(1)
+
+
+def test_linux_sees_the_disk(runs):
+    guest = expect_guest(runs["vblk_basic"], "disk", exit_status=0,
+                         contains=[r"1af4:1042 \(rev 01\)", "^(fs-done|fs-unsupported)$"])
+    assert _value(guest.log, "vda-size") == str(DISK_MB * 1024 * 1024 // 512), guest.log
+    assert _value(guest.log, "vda-serial") == "pdl-disk-a", guest.log
+    assert _value(guest.log, "vda-driver") == "virtio_blk", guest.log
+
+
+def test_dd_pattern_reaches_the_image(runs):
+    outcome = runs["vblk_basic"]
+    guest = expect_guest(outcome, "disk", exit_status=0)
+    pattern = _value(guest.log, "pattern-md5")
+    assert _value(guest.log, "readback-md5") == pattern, guest.log
+    assert re.search(rf"^host-md5={pattern}$", outcome.output, re.M), outcome.output
+
+
+def test_guest_file_system_checks_clean_on_host(runs, tmp_path):
+    outcome = runs["vblk_basic"]
+    guest = expect_guest(outcome, "disk", exit_status=0)
+    if re.search("^fs-unsupported$", guest.log, re.M):
+        pytest.skip(NO_FS)
+    assert re.search("^fs-done$", guest.log, re.M), guest.log
+    encoded = outcome.output.split("fs-image-begin", 1)[1].split("fs-image-end", 1)[0]
+    image = tmp_path / "fs.img"
+    image.write_bytes(gzip.decompress(base64.b64decode("".join(encoded.split()))))
+    assert image.stat().st_size == FS_MB * 1024 * 1024
+    fsck = subprocess.run(["e2fsck", "-fn", str(image)], capture_output=True, text=True)
+    assert fsck.returncode == 0, fsck.stdout + fsck.stderr
+    hello = subprocess.run(["debugfs", "-R", "cat /hello.txt", str(image)],
+                           capture_output=True, text=True)
+    assert hello.stdout == "hello-virtio\n", hello.stdout + hello.stderr
+    dumped = tmp_path / "pattern.bin"
+    subprocess.run(["debugfs", "-R", f"dump /pattern.bin {dumped}", str(image)],
+                   capture_output=True, check=True)
+    md5 = subprocess.run(["md5sum", str(dumped)], capture_output=True, text=True).stdout.split()[0]
+    assert md5 == _value(guest.log, "pattern-md5")
+    listing = subprocess.run(["debugfs", "-R", "ls -l /dir", str(image)],
+                             capture_output=True, text=True).stdout
+    for n in range(1, 9):
+        assert re.search(rf"\s{n * 4096}\s.*\sf{n}\s*$", listing, re.M), listing
+
+
+@pytest.mark.parametrize("name,lock", [("vblk_fio_on", "on"), ("vblk_fio_off", "off"),
+                                       ("vblk_iothread", "on")])
+def test_fio_verifies(runs, name, lock):
+    guest = expect_guest(runs[name], "disk", exit_status=0)
+    assert len(re.findall(r"err= 0", guest.log)) == 4, guest.log    # seq, 2 x rand, read
+    assert "verify: bad" not in guest.log and "bad magic" not in guest.log, guest.log
+    stats = dict(re.findall(r"^\s+(\S+)\s+\S+\s+(\d+)\s+\d+\s+[\d.]+$", guest.log, re.M))
+    assert "virtio-blk0" in stats, guest.log
+    if lock == "on":
+        assert int(stats["virtio-blk0"]) > 0 and int(stats["global"]) == 0, guest.log
+    else:
+        assert int(stats["virtio-blk0"]) == 0 and int(stats["global"]) > 0, guest.log

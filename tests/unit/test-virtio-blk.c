@@ -1,0 +1,825 @@
+/*
+ * virtio-blk-pci end to end, as Linux's virtio_pci and virtio_blk drive
+ * it: the capabilities found by walking config space, the common
+ * configuration through MMIO dispatch, queues in the test's guest RAM,
+ * requests kicked through the notify region and completed against a
+ * temporary image, checked byte for byte in the file; interrupts through
+ * MSI-X and INTx; hostile chains ending in DEVICE_NEEDS_RESET; a reset
+ * that waits for requests in flight; an I/O thread; two queues.
+ */
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+#include <glib.h>
+#include <glib/gstdio.h>
+#include "block/block-backend.h"
+#include "exec/memory.h"
+#include "hw/irq.h"
+#include "hw/pci/msi.h"
+#include "hw/pci/pci.h"
+#include "hw/virtio/virtio-blk.h"
+#include "hw/virtio/virtio-pci.h"
+#include "hw/virtio/virtio.h"
+#include "pio.h"
+#include "qemu/log.h"
+#include "qemu/main-loop.h"
+#include "sysemu/iothread.h"
+#include "vring-driver.h"
+
+#define RAM_BASE        0x100000ULL
+#define RAM_SIZE        (4 << 20)
+#define RING_GPA(q)     (RAM_BASE + 0x1000 + (q) * 0x2000)
+#define HDR_GPA         (RAM_BASE + 0x10000)    /* 16 bytes per request slot */
+#define STATUS_GPA      (RAM_BASE + 0x11000)    /* 1 byte per slot */
+#define DATA_GPA        (RAM_BASE + 0x20000)
+#define DATA2_GPA       (RAM_BASE + 0x200000)
+#define QSIZE           32
+#define DESCS_PER_REQ   4                       /* header, two data pieces, status */
+#define SLOTS           (QSIZE / DESCS_PER_REQ)
+#define IMAGE_SIZE      (1 << 20)
+#define PCI_MEM_BASE    0xe0000000ULL
+#define PCI_MEM_LIMIT   0xfebfffffULL
+#define GSI_BASE        16
+#define MSI_ADDRESS     0xfee00000u
+#define MSI_DATA_BASE   0x40
+#define SERIAL          "pdl-serial-0123456789abc"  /* longer than 20 bytes */
+
+#define F(bit)          VIRTIO_BIT(bit)
+#define DRIVER_FEATURES (F(VIRTIO_F_VERSION_1) | F(VIRTIO_F_RING_EVENT_IDX) | \
+                         F(VIRTIO_F_RING_INDIRECT_DESC) | F(VIRTIO_BLK_F_SEG_MAX) | \
+                         F(VIRTIO_BLK_F_BLK_SIZE) | F(VIRTIO_BLK_F_FLUSH) | \
+                         F(VIRTIO_BLK_F_TOPOLOGY) | F(VIRTIO_BLK_F_CONFIG_WCE) | \
+                         F(VIRTIO_BLK_F_MQ) | F(VIRTIO_BLK_F_DISCARD) | \
+                         F(VIRTIO_BLK_F_WRITE_ZEROES) | F(VIRTIO_BLK_F_RO))
+
+/* ---- a recording interrupt backend ---- */
+
+static struct {
+    unsigned msis[8];           /* by MSI data - MSI_DATA_BASE (the vector) */
+    bool level[IRQ_MAX_GSI];
+} rec;
+
+static void rec_set_level(void *opaque, unsigned gsi, bool level)
+{
+    __atomic_store_n(&rec.level[gsi], level, __ATOMIC_SEQ_CST);
+}
+
+static void rec_send_msi(void *opaque, uint64_t address, uint32_t data)
+{
+    g_assert_cmphex(address, ==, MSI_ADDRESS);
+    g_assert_cmpuint(data - MSI_DATA_BASE, <, G_N_ELEMENTS(rec.msis));
+    __atomic_add_fetch(&rec.msis[data - MSI_DATA_BASE], 1, __ATOMIC_SEQ_CST);
+}
+
+static unsigned msis(unsigned vector)
+{
+    return __atomic_load_n(&rec.msis[vector], __ATOMIC_SEQ_CST);
+}
+
+static unsigned map_irq(unsigned slot, unsigned pin)
+{
+    return GSI_BASE + (slot + pin - 1) % 4;
+}
+
+/* ---- the device and where its structures are ---- */
+
+static uint8_t *ram;
+static char *test_dir;
+
+typedef struct TestOptions {
+    unsigned num_queues;
+    bool read_only;
+    bool discard;
+    bool iothread;
+    bool msix;
+} TestOptions;
+
+typedef struct TestDev {
+    PCIBus *bus;
+    unsigned devfn;
+    QEMUDevice *qdev;
+    BlockBackend *blk;
+    IOThread *iothread;
+    char *path;
+    uint64_t common, isr, device, notify;   /* guest-physical, from the caps */
+    uint32_t notify_mult;
+    uint64_t msix_table;
+    uint8_t msix_cap;
+    unsigned gsi;
+    TestVring vq[2];
+    unsigned next_slot;
+} TestDev;
+
+static uint32_t cfg_read(TestDev *t, uint32_t offset, unsigned len)
+{
+    return pci_bus_config_read(t->bus, t->devfn, offset, len);
+}
+
+static void cfg_write(TestDev *t, uint32_t offset, uint32_t value, unsigned len)
+{
+    pci_bus_config_write(t->bus, t->devfn, offset, value, len);
+}
+
+static uint64_t bar_address(TestDev *t, unsigned nr)
+{
+    uint64_t lo = cfg_read(t, PCI_BASE_ADDRESS_0 + 4 * nr, 4);
+    uint64_t addr = lo & ~0xfULL;
+    if (lo & PCI_BASE_ADDRESS_MEM_TYPE_64) {
+        addr |= (uint64_t)cfg_read(t, PCI_BASE_ADDRESS_0 + 4 * (nr + 1), 4) << 32;
+    }
+    return addr;
+}
+
+/* As virtio_pci_modern finds them: each vendor capability by type. */
+static void find_structures(TestDev *t)
+{
+    unsigned found = 0;
+    for (uint8_t cap = cfg_read(t, PCI_CAPABILITY_LIST, 1); cap; cap = cfg_read(t, cap + 1, 1)) {
+        uint8_t id = cfg_read(t, cap, 1);
+        if (id == PCI_CAP_ID_MSIX) {
+            t->msix_cap = cap;
+            continue;
+        }
+        g_assert_cmpuint(id, ==, PCI_CAP_ID_VNDR);
+        uint8_t type = cfg_read(t, cap + 3, 1);
+        g_assert_cmpuint(cfg_read(t, cap + 4, 1), ==, VIRTIO_PCI_MODERN_BAR);
+        uint64_t addr = bar_address(t, VIRTIO_PCI_MODERN_BAR) + cfg_read(t, cap + 8, 4);
+        g_assert_cmpuint(cfg_read(t, cap + 12, 4), ==, 0x1000);
+        switch (type) {
+        case VIRTIO_PCI_CAP_COMMON_CFG:
+            t->common = addr;
+            break;
+        case VIRTIO_PCI_CAP_ISR_CFG:
+            t->isr = addr;
+            break;
+        case VIRTIO_PCI_CAP_DEVICE_CFG:
+            t->device = addr;
+            break;
+        case VIRTIO_PCI_CAP_NOTIFY_CFG:
+            g_assert_cmpuint(cfg_read(t, cap + 2, 1), ==, 20);
+            t->notify = addr;
+            t->notify_mult = cfg_read(t, cap + 16, 4);
+            break;
+        default:
+            g_assert_not_reached();
+        }
+        found |= 1u << type;
+    }
+    g_assert_cmphex(found, ==, 0x1e);
+    g_assert_cmpuint(t->msix_cap, !=, 0);
+    uint32_t table = cfg_read(t, t->msix_cap + 4, 4);
+    g_assert_cmphex(table & 7, ==, VIRTIO_PCI_MSIX_BAR);
+    t->msix_table = bar_address(t, VIRTIO_PCI_MSIX_BAR) + (table & ~7u);
+}
+
+static uint32_t common_read(TestDev *t, unsigned offset, unsigned size)
+{
+    return mem_read(t->common + offset, size);
+}
+
+static void common_write(TestDev *t, unsigned offset, uint32_t value, unsigned size)
+{
+    mem_write(t->common + offset, value, size);
+}
+
+static uint64_t device_features(TestDev *t)
+{
+    common_write(t, VIRTIO_PCI_COMMON_DFSELECT, 0, 4);
+    uint64_t f = common_read(t, VIRTIO_PCI_COMMON_DF, 4);
+    common_write(t, VIRTIO_PCI_COMMON_DFSELECT, 1, 4);
+    return f | (uint64_t)common_read(t, VIRTIO_PCI_COMMON_DF, 4) << 32;
+}
+
+static void set_driver_features(TestDev *t, uint64_t f)
+{
+    common_write(t, VIRTIO_PCI_COMMON_GFSELECT, 0, 4);
+    common_write(t, VIRTIO_PCI_COMMON_GF, (uint32_t)f, 4);
+    common_write(t, VIRTIO_PCI_COMMON_GFSELECT, 1, 4);
+    common_write(t, VIRTIO_PCI_COMMON_GF, f >> 32, 4);
+}
+
+static uint8_t status(TestDev *t)
+{
+    return common_read(t, VIRTIO_PCI_COMMON_STATUS, 1);
+}
+
+static void set_status(TestDev *t, uint8_t s)
+{
+    common_write(t, VIRTIO_PCI_COMMON_STATUS, s, 1);
+}
+
+static void enable_msix(TestDev *t, unsigned nvectors)
+{
+    for (unsigned v = 0; v < nvectors; v++) {
+        uint64_t entry = t->msix_table + v * MSIX_TABLE_ENTRY_SIZE;
+        mem_write(entry, MSI_ADDRESS, 4);
+        mem_write(entry + 4, 0, 4);
+        mem_write(entry + 8, MSI_DATA_BASE + v, 4);
+        mem_write(entry + 12, 0, 4);
+    }
+    cfg_write(t, t->msix_cap + 2, 0x8000, 2);
+}
+
+static void setup_queue(TestDev *t, unsigned q, uint16_t vector)
+{
+    TestVring *tv = &t->vq[q];
+    tv_init(tv, ram, RAM_BASE, QSIZE, RING_GPA(q));
+    common_write(t, VIRTIO_PCI_COMMON_Q_SELECT, q, 2);
+    g_assert_cmpuint(common_read(t, VIRTIO_PCI_COMMON_Q_SIZE, 2), ==, 256);
+    g_assert_cmpuint(common_read(t, VIRTIO_PCI_COMMON_Q_NOFF, 2), ==, q);
+    common_write(t, VIRTIO_PCI_COMMON_Q_SIZE, QSIZE, 2);
+    /* 64-bit addresses as two halves, as Linux writes them. */
+    common_write(t, VIRTIO_PCI_COMMON_Q_DESCLO, tv->desc, 4);
+    common_write(t, VIRTIO_PCI_COMMON_Q_DESCHI, 0, 4);
+    common_write(t, VIRTIO_PCI_COMMON_Q_AVAILLO, tv->avail, 4);
+    common_write(t, VIRTIO_PCI_COMMON_Q_AVAILHI, 0, 4);
+    common_write(t, VIRTIO_PCI_COMMON_Q_USEDLO, tv->used, 4);
+    common_write(t, VIRTIO_PCI_COMMON_Q_USEDHI, 0, 4);
+    common_write(t, VIRTIO_PCI_COMMON_Q_MSIX, vector, 2);
+    g_assert_cmpuint(common_read(t, VIRTIO_PCI_COMMON_Q_MSIX, 2), ==, vector);
+    common_write(t, VIRTIO_PCI_COMMON_Q_ENABLE, 1, 2);
+    g_assert_cmpuint(common_read(t, VIRTIO_PCI_COMMON_Q_ENABLE, 2), ==, 1);
+}
+
+/* Linux's virtio_dev_probe + virtblk_probe order, up to DRIVER_OK. */
+static void driver_init(TestDev *t, const TestOptions *o)
+{
+    set_status(t, 0);
+    g_assert_cmpuint(status(t), ==, 0);
+    set_status(t, VIRTIO_CONFIG_S_ACKNOWLEDGE);
+    set_status(t, VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER);
+    set_driver_features(t, device_features(t) & DRIVER_FEATURES);
+    uint8_t s = VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER |
+                VIRTIO_CONFIG_S_FEATURES_OK;
+    set_status(t, s);
+    g_assert_cmphex(status(t), ==, s);
+    unsigned nq = o->num_queues ? o->num_queues : 1;
+    if (o->msix) {
+        enable_msix(t, nq + 1);
+        common_write(t, VIRTIO_PCI_COMMON_MSIX, 0, 2);
+        g_assert_cmpuint(common_read(t, VIRTIO_PCI_COMMON_MSIX, 2), ==, 0);
+    }
+    for (unsigned q = 0; q < nq; q++) {
+        setup_queue(t, q, o->msix ? q + 1 : VIRTIO_NO_VECTOR);
+    }
+    set_status(t, s | VIRTIO_CONFIG_S_DRIVER_OK);
+    t->next_slot = 0;
+}
+
+static TestDev *dev_new(const TestOptions *o)
+{
+    TestDev *t = g_new0(TestDev, 1);
+    memset(ram, 0, RAM_SIZE);
+    memset(&rec, 0, sizeof(rec));
+    t->bus = pci_bus_new(map_irq);
+    t->path = g_build_filename(test_dir, "vblk.img", NULL);
+    int fd = open(t->path, O_CREAT | O_TRUNC | O_RDWR, 0644);
+    g_assert_cmpint(fd, >=, 0);
+    g_assert_cmpint(ftruncate(fd, IMAGE_SIZE), ==, 0);
+    close(fd);
+    DriveConfig cfg = {
+        .id = (char *)"vd0", .file = t->path, .format = DRIVE_FORMAT_RAW,
+        .cache = DRIVE_CACHE_WRITEBACK, .aio = DRIVE_AIO_THREADS,
+        .discard = o->discard ? DRIVE_DISCARD_UNMAP : DRIVE_DISCARD_IGNORE,
+        .read_only = o->read_only,
+    };
+    Error *err = NULL;
+    t->blk = blk_new_open(&cfg, &err);
+    g_assert_null(err);
+    if (o->iothread) {
+        t->iothread = iothread_new("vblk-io", &err);
+        g_assert_nonnull(t->iothread);
+    }
+    VirtIOBlkConf conf = {
+        .blk = t->blk, .iothread = t->iothread, .num_queues = o->num_queues ? o->num_queues : 1,
+        .queue_size = 256, .serial = SERIAL,
+    };
+    t->qdev = virtio_blk_pci_new(t->bus, -1, &conf, &err);
+    g_assert_null(err);
+    t->devfn = ((PCIDevice *)t->qdev)->devfn;
+    g_assert_true(pci_bus_assign_resources(t->bus, 0xc000, 0xffff, PCI_MEM_BASE, PCI_MEM_LIMIT,
+                                           &err));
+    cfg_write(t, PCI_COMMAND, PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER, 2);
+    t->gsi = cfg_read(t, PCI_INTERRUPT_LINE, 1);
+    find_structures(t);
+    driver_init(t, o);
+    return t;
+}
+
+/* Decoding off (the BARs leave the address space for the next test's
+ * device), drained, closed. */
+static void dev_free(TestDev *t)
+{
+    cfg_write(t, PCI_COMMAND, 0, 2);
+    t->qdev->drain(t->qdev);
+    blk_unref(t->blk);
+    if (t->iothread) {
+        iothread_free(t->iothread);
+    }
+    g_unlink(t->path);
+    g_free(t->path);
+    g_free(t);
+}
+
+/* ---- requests ---- */
+
+typedef struct Req {
+    unsigned q;
+    unsigned slot;
+    uint16_t head;
+} Req;
+
+static uint8_t *req_status(const Req *r)
+{
+    return ram + (STATUS_GPA + r->slot - RAM_BASE);
+}
+
+/*
+ * Post a request on queue q: the header, then data of len bytes at
+ * data_gpa in two pieces (readable for a write, writable for a read; none
+ * if len is 0), then the status byte. Not kicked.
+ */
+static Req post(TestDev *t, unsigned q, uint32_t type, uint64_t sector, uint64_t data_gpa,
+                uint32_t len, bool data_writable)
+{
+    TestVring *tv = &t->vq[q];
+    Req r = { .q = q, .slot = t->next_slot++ % SLOTS };
+    uint16_t d = r.slot * DESCS_PER_REQ;
+    struct { uint32_t type, ioprio; uint64_t sector; } hdr = { type, 0, sector };
+    memcpy(ram + (HDR_GPA + 16 * r.slot - RAM_BASE), &hdr, sizeof(hdr));
+    *req_status(&r) = 0xee;
+    uint16_t wflag = data_writable ? VRING_DESC_F_WRITE : 0;
+    tv_desc(tv, d, HDR_GPA + 16 * r.slot, sizeof(hdr), VRING_DESC_F_NEXT, d + 1);
+    uint32_t first = len / 2 & ~511u;
+    tv_desc(tv, d + 1, data_gpa, first, VRING_DESC_F_NEXT | wflag, d + 2);
+    tv_desc(tv, d + 2, data_gpa + first, len - first, VRING_DESC_F_NEXT | wflag, d + 3);
+    tv_desc(tv, d + 3, STATUS_GPA + r.slot, 1, VRING_DESC_F_WRITE, 0);
+    r.head = d;
+    tv_publish(tv, d);
+    return r;
+}
+
+static void kick(TestDev *t, unsigned q)
+{
+    mem_write(t->notify + q * t->notify_mult, q, 2);
+}
+
+/* Run the completions (the main loop's, or wait for the I/O thread's)
+ * until queue q has n more used elements; return the last one. */
+static VRingUsedElem wait_used(TestDev *t, unsigned q, unsigned n)
+{
+    TestVring *tv = &t->vq[q];
+    uint16_t target = tv->used_seen + n;
+    gint64 deadline = g_get_monotonic_time() + 10 * G_TIME_SPAN_SECOND;
+    while (tv_used_idx(tv) != target) {
+        g_assert_cmpint(g_get_monotonic_time(), <, deadline);
+        if (!g_main_context_iteration(main_loop_context(), FALSE)) {
+            g_usleep(100);
+        }
+    }
+    /* Let the interrupt bottom half run too. */
+    while (g_main_context_iteration(main_loop_context(), FALSE)) {
+    }
+    if (t->iothread) {
+        g_usleep(20000);
+    }
+    VRingUsedElem used = { 0 };
+    for (unsigned i = 0; i < n; i++) {
+        g_assert_true(tv_take_used(tv, &used));
+    }
+    /* As Linux re-enables callbacks: interrupt me for the next one. */
+    tv_set_used_event(tv, tv->used_seen);
+    return used;
+}
+
+/* Post, kick, wait: the request's status. */
+static uint8_t run(TestDev *t, uint32_t type, uint64_t sector, uint64_t data_gpa, uint32_t len,
+                   bool data_writable, uint32_t *used_len)
+{
+    Req r = post(t, 0, type, sector, data_gpa, len, data_writable);
+    kick(t, 0);
+    VRingUsedElem used = wait_used(t, 0, 1);
+    g_assert_cmpuint(used.id, ==, r.head);
+    if (used_len) {
+        *used_len = used.len;
+    }
+    return *req_status(&r);
+}
+
+static void fill_pattern(uint8_t *buf, size_t len, unsigned seed)
+{
+    GRand *rand = g_rand_new_with_seed(seed);
+    for (size_t i = 0; i < len; i++) {
+        buf[i] = g_rand_int(rand);
+    }
+    g_rand_free(rand);
+}
+
+static void read_image(TestDev *t, uint64_t offset, void *buf, size_t len)
+{
+    int fd = open(t->path, O_RDONLY);
+    g_assert_cmpint(fd, >=, 0);
+    g_assert_cmpint(pread(fd, buf, len, offset), ==, (ssize_t)len);
+    close(fd);
+}
+
+static bool all_zero(const uint8_t *buf, size_t len)
+{
+    return len == 0 || (buf[0] == 0 && memcmp(buf, buf + 1, len - 1) == 0);
+}
+
+static uint8_t *gpa(uint64_t addr)
+{
+    return ram + (addr - RAM_BASE);
+}
+
+/* ---- tests ---- */
+
+static void test_pci_identity(void)
+{
+    TestDev *t = dev_new(&(TestOptions) { .num_queues = 1, .msix = true });
+    g_assert_cmphex(cfg_read(t, PCI_VENDOR_ID, 4), ==, 0x10421af4);
+    g_assert_cmphex(cfg_read(t, PCI_REVISION_ID, 4), ==, 0x01000001);   /* SCSI class, rev 1 */
+    g_assert_cmphex(cfg_read(t, PCI_INTERRUPT_PIN, 1), ==, 1);
+    g_assert_cmphex(cfg_read(t, PCI_BASE_ADDRESS_0 + 16, 4) & 0xf, ==,
+                    PCI_BASE_ADDRESS_MEM_TYPE_64 | PCI_BASE_ADDRESS_MEM_PREFETCH);
+    g_assert_cmphex(bar_address(t, 4) - t->common, ==, 0);
+    g_assert_cmphex(t->isr - t->common, ==, 0x1000);
+    g_assert_cmphex(t->device - t->common, ==, 0x2000);
+    g_assert_cmphex(t->notify - t->common, ==, 0x3000);
+    g_assert_cmpuint(t->notify_mult, ==, 4);
+    /* MSI-X: queues + 1 vectors, table at 0 and PBA at 0x800 of BAR 1. */
+    g_assert_cmphex(cfg_read(t, t->msix_cap + 2, 2) & 0x7ff, ==, 1);
+    g_assert_cmphex(cfg_read(t, t->msix_cap + 8, 4), ==, 0x800 | VIRTIO_PCI_MSIX_BAR);
+    /* BAR sizes, as Linux's PCI core measures them. */
+    cfg_write(t, PCI_COMMAND, 0, 2);
+    cfg_write(t, PCI_BASE_ADDRESS_0 + 16, 0xffffffff, 4);
+    g_assert_cmphex(cfg_read(t, PCI_BASE_ADDRESS_0 + 16, 4), ==, 0xffffc00c);
+    cfg_write(t, PCI_BASE_ADDRESS_0 + 4, 0xffffffff, 4);
+    g_assert_cmphex(cfg_read(t, PCI_BASE_ADDRESS_0 + 4, 4), ==, 0xfffff000);
+    g_assert_cmphex(cfg_read(t, PCI_BASE_ADDRESS_0, 4), ==, 0);      /* no legacy I/O BAR */
+    dev_free(t);
+}
+
+static uint32_t config32(TestDev *t, unsigned offset)
+{
+    return mem_read(t->device + offset, 4);
+}
+
+static void test_features_and_config(void)
+{
+    TestDev *t = dev_new(&(TestOptions) { .num_queues = 1, .discard = true });
+    uint64_t f = device_features(t);
+    uint64_t expected = F(VIRTIO_F_VERSION_1) | F(VIRTIO_F_RING_EVENT_IDX) |
+                        F(VIRTIO_F_RING_INDIRECT_DESC) | F(VIRTIO_BLK_F_SEG_MAX) |
+                        F(VIRTIO_BLK_F_BLK_SIZE) | F(VIRTIO_BLK_F_FLUSH) |
+                        F(VIRTIO_BLK_F_TOPOLOGY) | F(VIRTIO_BLK_F_CONFIG_WCE) |
+                        F(VIRTIO_BLK_F_DISCARD) | F(VIRTIO_BLK_F_WRITE_ZEROES);
+    g_assert_cmphex(f, ==, expected);
+    /* Accepted features read back; one that was not offered is dropped. */
+    common_write(t, VIRTIO_PCI_COMMON_GFSELECT, 0, 4);
+    g_assert_cmphex(common_read(t, VIRTIO_PCI_COMMON_GF, 4), ==, (uint32_t)expected);
+
+    /* Config space: capacity in sectors, 8 bytes as two dwords too. */
+    g_assert_cmpuint(config32(t, VIRTIO_BLK_CFG_CAPACITY), ==, IMAGE_SIZE / 512);
+    g_assert_cmpuint(config32(t, VIRTIO_BLK_CFG_CAPACITY + 4), ==, 0);
+    uint64_t capacity = 0;
+    g_assert_cmpint(address_space_read(address_space_memory, t->device, &capacity, 8), ==,
+                    MEMTX_OK);
+    g_assert_cmpuint(capacity, ==, IMAGE_SIZE / 512);
+    g_assert_cmpuint(config32(t, VIRTIO_BLK_CFG_SEG_MAX), ==, 254);
+    g_assert_cmpuint(config32(t, VIRTIO_BLK_CFG_BLK_SIZE), ==, 512);
+    g_assert_cmpuint(mem_read(t->device + VIRTIO_BLK_CFG_NUM_QUEUES, 2), ==, 1);
+    g_assert_cmpuint(mem_read(t->device + VIRTIO_BLK_CFG_WRITEBACK, 1), ==, 1);
+    g_assert_cmpuint(config32(t, VIRTIO_BLK_CFG_MAX_DISCARD_SECTORS), ==, 2097152);
+    g_assert_cmpuint(config32(t, VIRTIO_BLK_CFG_MAX_DISCARD_SEG), ==, 1);
+    g_assert_cmpuint(mem_read(t->device + VIRTIO_BLK_CFG_WZ_MAY_UNMAP, 1), ==, 1);
+    g_assert_cmpuint(mem_read(t->device + VIRTIO_BLK_CFG_SIZE, 4), ==, 0);   /* past the end */
+
+    /* The guest turns its write cache off (CONFIG_WCE negotiated). */
+    mem_write(t->device + VIRTIO_BLK_CFG_WRITEBACK, 0, 1);
+    g_assert_false(blk_enable_write_cache(t->blk));
+    g_assert_cmpuint(mem_read(t->device + VIRTIO_BLK_CFG_WRITEBACK, 1), ==, 0);
+    /* ... and a reset restores the drive's mode. */
+    set_status(t, 0);
+    g_assert_true(blk_enable_write_cache(t->blk));
+
+    /* FEATURES_OK without VERSION_1 does not stick: a legacy driver. */
+    set_status(t, VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER);
+    set_driver_features(t, F(VIRTIO_BLK_F_FLUSH));
+    set_status(t, VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER |
+                  VIRTIO_CONFIG_S_FEATURES_OK);
+    g_assert_cmphex(status(t), ==, VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER);
+    dev_free(t);
+}
+
+static void test_read_write(void)
+{
+    TestDev *t = dev_new(&(TestOptions) { .num_queues = 1, .discard = true, .msix = true });
+    const uint32_t len = 64 * 1024;
+    const uint64_t sector = 100;
+    uint8_t *file = g_malloc(len);
+    uint32_t used_len;
+
+    fill_pattern(gpa(DATA_GPA), len, 1);
+    g_assert_cmpuint(run(t, VIRTIO_BLK_T_OUT, sector, DATA_GPA, len, false, &used_len), ==,
+                     VIRTIO_BLK_S_OK);
+    g_assert_cmpuint(used_len, ==, 1);
+    read_image(t, sector * 512, file, len);
+    g_assert_cmpmem(file, len, gpa(DATA_GPA), len);
+    g_assert_cmpuint(msis(1), ==, 1);       /* queue 0's vector */
+    g_assert_cmpuint(msis(0), ==, 0);
+
+    memset(gpa(DATA2_GPA), 0xaa, len);
+    g_assert_cmpuint(run(t, VIRTIO_BLK_T_IN, sector, DATA2_GPA, len, true, &used_len), ==,
+                     VIRTIO_BLK_S_OK);
+    g_assert_cmpuint(used_len, ==, len + 1);
+    g_assert_cmpmem(gpa(DATA2_GPA), len, gpa(DATA_GPA), len);
+
+    g_assert_cmpuint(run(t, VIRTIO_BLK_T_FLUSH, 0, 0, 0, false, NULL), ==, VIRTIO_BLK_S_OK);
+
+    /* GET_ID: the first 20 bytes of the serial. */
+    memset(gpa(DATA2_GPA), 0xaa, 512);
+    g_assert_cmpuint(run(t, VIRTIO_BLK_T_GET_ID, 0, DATA2_GPA, 512, true, &used_len), ==,
+                     VIRTIO_BLK_S_OK);
+    g_assert_cmpmem(gpa(DATA2_GPA), VIRTIO_BLK_ID_BYTES, SERIAL, VIRTIO_BLK_ID_BYTES);
+    g_assert_cmpuint(used_len, ==, VIRTIO_BLK_ID_BYTES + 1);
+
+    /* DISCARD and WRITE_ZEROES: one segment after the header. */
+    struct { uint64_t sector; uint32_t num, flags; } seg = { sector + 8, 16, 0 };
+    memcpy(gpa(DATA2_GPA), &seg, sizeof(seg));
+    g_assert_cmpuint(run(t, VIRTIO_BLK_T_DISCARD, 0, DATA2_GPA, sizeof(seg), false, NULL), ==,
+                     VIRTIO_BLK_S_OK);
+    read_image(t, (sector + 8) * 512, file, 16 * 512);
+    g_assert_true(all_zero(file, 16 * 512));
+    seg = (typeof(seg)) { sector + 64, 8, VIRTIO_BLK_WRITE_ZEROES_FLAG_UNMAP };
+    memcpy(gpa(DATA2_GPA), &seg, sizeof(seg));
+    g_assert_cmpuint(run(t, VIRTIO_BLK_T_WRITE_ZEROES, 0, DATA2_GPA, sizeof(seg), false, NULL),
+                     ==, VIRTIO_BLK_S_OK);
+    read_image(t, (sector + 64) * 512, file, 8 * 512 + 512);
+    g_assert_true(all_zero(file, 8 * 512));
+    g_assert_cmpmem(file + 8 * 512, 512, gpa(DATA_GPA) + 72 * 512, 512);  /* and no further */
+    seg.flags = 2;      /* unknown flag */
+    memcpy(gpa(DATA2_GPA), &seg, sizeof(seg));
+    g_assert_cmpuint(run(t, VIRTIO_BLK_T_WRITE_ZEROES, 0, DATA2_GPA, sizeof(seg), false, NULL),
+                     ==, VIRTIO_BLK_S_UNSUPP);
+    seg = (typeof(seg)) { IMAGE_SIZE / 512 - 4, 8, 0 };      /* past the end */
+    memcpy(gpa(DATA2_GPA), &seg, sizeof(seg));
+    g_assert_cmpuint(run(t, VIRTIO_BLK_T_DISCARD, 0, DATA2_GPA, sizeof(seg), false, NULL), ==,
+                     VIRTIO_BLK_S_IOERR);
+
+    /* Errors: past the end, a part of a sector, sector numbers that
+     * overflow, an unknown type. */
+    g_assert_cmpuint(run(t, VIRTIO_BLK_T_IN, IMAGE_SIZE / 512 - 1, DATA2_GPA, 1024, true, NULL),
+                     ==, VIRTIO_BLK_S_IOERR);
+    g_assert_cmpuint(run(t, VIRTIO_BLK_T_OUT, 0, DATA_GPA, 1000, false, NULL), ==,
+                     VIRTIO_BLK_S_IOERR);
+    g_assert_cmpuint(run(t, VIRTIO_BLK_T_IN, UINT64_MAX / 256, DATA2_GPA, 512, true, NULL), ==,
+                     VIRTIO_BLK_S_IOERR);
+    g_assert_cmpuint(run(t, 0x1234, 0, DATA2_GPA, 512, true, NULL), ==, VIRTIO_BLK_S_UNSUPP);
+    read_image(t, 0, file, 1024);
+    g_assert_true(all_zero(file, 1024));
+    g_assert_cmphex(status(t) & VIRTIO_CONFIG_S_NEEDS_RESET, ==, 0);
+    g_free(file);
+    dev_free(t);
+}
+
+/* Several requests in flight from one kick, interrupts suppressed with
+ * EVENT_IDX, kicks re-armed through avail_event. */
+static void test_batch_and_event_idx(void)
+{
+    TestDev *t = dev_new(&(TestOptions) { .num_queues = 1, .msix = true });
+    TestVring *tv = &t->vq[0];
+    for (unsigned i = 0; i < SLOTS; i++) {
+        fill_pattern(gpa(DATA_GPA + i * 8192), 8192, 10 + i);
+        post(t, 0, VIRTIO_BLK_T_OUT, i * 16, DATA_GPA + i * 8192, 8192, false);
+    }
+    kick(t, 0);
+    wait_used(t, 0, SLOTS);
+    g_assert_cmpuint(msis(1), >=, 1);
+    g_assert_cmpuint(msis(1), <=, SLOTS);
+    /* The device asks for the next kick at the index it has reached. */
+    g_assert_cmpuint(tv_avail_event(tv), ==, tv->avail_idx);
+    uint8_t *file = g_malloc(8192);
+    for (unsigned i = 0; i < SLOTS; i++) {
+        read_image(t, i * 16 * 512, file, 8192);
+        g_assert_cmpmem(file, 8192, gpa(DATA_GPA + i * 8192), 8192);
+    }
+    /* The driver asks not to be interrupted before used passes 1000. */
+    tv_set_used_event(tv, 1000);
+    unsigned before = msis(1);
+    g_assert_cmpuint(run(t, VIRTIO_BLK_T_FLUSH, 0, 0, 0, false, NULL), ==, VIRTIO_BLK_S_OK);
+    g_assert_cmpuint(msis(1), ==, before);
+    tv_set_used_event(tv, tv->used_seen);
+    g_assert_cmpuint(run(t, VIRTIO_BLK_T_FLUSH, 0, 0, 0, false, NULL), ==, VIRTIO_BLK_S_OK);
+    g_assert_cmpuint(msis(1), ==, before + 1);
+    g_free(file);
+    dev_free(t);
+}
+
+static void test_intx(void)
+{
+    TestDev *t = dev_new(&(TestOptions) { .num_queues = 1 });
+    g_assert_false(rec.level[t->gsi]);
+    g_assert_cmpuint(run(t, VIRTIO_BLK_T_FLUSH, 0, 0, 0, false, NULL), ==, VIRTIO_BLK_S_OK);
+    g_assert_true(rec.level[t->gsi]);
+    g_assert_cmphex(mem_read(t->isr, 1), ==, VIRTIO_ISR_QUEUE);    /* read and clear */
+    g_assert_false(rec.level[t->gsi]);
+    g_assert_cmphex(mem_read(t->isr, 1), ==, 0);
+    g_assert_cmpuint(msis(1), ==, 0);
+    dev_free(t);
+}
+
+static void test_needs_reset(void)
+{
+    TestDev *t = dev_new(&(TestOptions) { .num_queues = 1, .msix = true });
+    TestVring *tv = &t->vq[0];
+    /* A chain that loops. */
+    tv_desc(tv, 0, HDR_GPA, 16, VRING_DESC_F_NEXT, 1);
+    tv_desc(tv, 1, DATA_GPA, 512, VRING_DESC_F_NEXT, 0);
+    tv_publish(tv, 0);
+    kick(t, 0);
+    g_assert_cmphex(status(t) & VIRTIO_CONFIG_S_NEEDS_RESET, ==, VIRTIO_CONFIG_S_NEEDS_RESET);
+    g_assert_cmpuint(msis(0), ==, 1);           /* the configuration vector */
+    g_assert_cmpuint(tv_used_idx(tv), ==, 0);
+    /* Until a reset, kicks do nothing, and the driver cannot clear the bit. */
+    post(t, 0, VIRTIO_BLK_T_FLUSH, 0, 0, 0, false);
+    kick(t, 0);
+    while (g_main_context_iteration(main_loop_context(), FALSE)) {
+    }
+    g_assert_cmpuint(tv_used_idx(tv), ==, 0);
+    set_status(t, status(t) & ~VIRTIO_CONFIG_S_NEEDS_RESET);
+    g_assert_cmphex(status(t) & VIRTIO_CONFIG_S_NEEDS_RESET, ==, VIRTIO_CONFIG_S_NEEDS_RESET);
+
+    /* A reset and a new start: the device works again. */
+    driver_init(t, &(TestOptions) { .num_queues = 1, .msix = true });
+    g_assert_cmpuint(run(t, VIRTIO_BLK_T_FLUSH, 0, 0, 0, false, NULL), ==, VIRTIO_BLK_S_OK);
+
+    /* A request without a status byte (nothing device-writable). */
+    tv_desc(tv, 8, HDR_GPA, 16, 0, 0);
+    tv_publish(tv, 8);
+    kick(t, 0);
+    g_assert_cmphex(status(t) & VIRTIO_CONFIG_S_NEEDS_RESET, ==, VIRTIO_CONFIG_S_NEEDS_RESET);
+
+    /* Rings outside RAM at enable. */
+    set_status(t, 0);
+    set_status(t, VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER);
+    set_driver_features(t, F(VIRTIO_F_VERSION_1));
+    set_status(t, VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER |
+                  VIRTIO_CONFIG_S_FEATURES_OK);
+    common_write(t, VIRTIO_PCI_COMMON_Q_SELECT, 0, 2);
+    common_write(t, VIRTIO_PCI_COMMON_Q_DESCLO, 0x80000000u, 4);
+    common_write(t, VIRTIO_PCI_COMMON_Q_ENABLE, 1, 2);
+    g_assert_cmpuint(common_read(t, VIRTIO_PCI_COMMON_Q_ENABLE, 2), ==, 0);
+    g_assert_cmphex(status(t) & VIRTIO_CONFIG_S_NEEDS_RESET, ==, VIRTIO_CONFIG_S_NEEDS_RESET);
+    dev_free(t);
+}
+
+/* The driver's reset waits for the host: the status reads non-zero until
+ * the request in flight has completed, and its chain is not returned. */
+static void test_reset_waits_for_in_flight(void)
+{
+    TestDev *t = dev_new(&(TestOptions) { .num_queues = 1 });
+    post(t, 0, VIRTIO_BLK_T_OUT, 0, DATA_GPA, 4096, false);
+    kick(t, 0);     /* submitted; its completion needs the main loop, which we hold */
+    uint8_t before = status(t);
+    set_status(t, 0);
+    g_assert_cmphex(status(t), ==, before);
+    gint64 deadline = g_get_monotonic_time() + 10 * G_TIME_SPAN_SECOND;
+    while (status(t) != 0) {
+        g_assert_cmpint(g_get_monotonic_time(), <, deadline);
+        g_main_context_iteration(main_loop_context(), FALSE);
+    }
+    g_assert_cmpuint(tv_used_idx(&t->vq[0]), ==, 0);
+    common_write(t, VIRTIO_PCI_COMMON_Q_SELECT, 0, 2);
+    g_assert_cmpuint(common_read(t, VIRTIO_PCI_COMMON_Q_ENABLE, 2), ==, 0);
+    dev_free(t);
+}
+
+static void test_iothread(void)
+{
+    TestDev *t = dev_new(&(TestOptions) { .num_queues = 1, .iothread = true, .msix = true });
+    fill_pattern(gpa(DATA_GPA), 32768, 7);
+    g_assert_cmpuint(run(t, VIRTIO_BLK_T_OUT, 1024, DATA_GPA, 32768, false, NULL), ==,
+                     VIRTIO_BLK_S_OK);
+    g_assert_cmpuint(run(t, VIRTIO_BLK_T_IN, 1024, DATA2_GPA, 32768, true, NULL), ==,
+                     VIRTIO_BLK_S_OK);
+    g_assert_cmpmem(gpa(DATA2_GPA), 32768, gpa(DATA_GPA), 32768);
+    g_assert_cmpuint(msis(1), ==, 2);
+    dev_free(t);
+}
+
+static void test_multiqueue(void)
+{
+    TestDev *t = dev_new(&(TestOptions) { .num_queues = 2, .msix = true });
+    g_assert_true(device_features(t) & F(VIRTIO_BLK_F_MQ));
+    g_assert_cmpuint(mem_read(t->device + VIRTIO_BLK_CFG_NUM_QUEUES, 2), ==, 2);
+    g_assert_cmpuint(common_read(t, VIRTIO_PCI_COMMON_NUMQ, 2), ==, 2);
+    fill_pattern(gpa(DATA_GPA), 4096, 3);
+    Req a = post(t, 0, VIRTIO_BLK_T_OUT, 0, DATA_GPA, 4096, false);
+    Req b = post(t, 1, VIRTIO_BLK_T_OUT, 8, DATA_GPA, 4096, false);
+    kick(t, 1);
+    kick(t, 0);
+    wait_used(t, 0, 1);
+    wait_used(t, 1, 1);
+    g_assert_cmpuint(*req_status(&a), ==, VIRTIO_BLK_S_OK);
+    g_assert_cmpuint(*req_status(&b), ==, VIRTIO_BLK_S_OK);
+    g_assert_cmpuint(msis(1), ==, 1);
+    g_assert_cmpuint(msis(2), ==, 1);
+    uint8_t file[4096];
+    read_image(t, 8 * 512, file, sizeof(file));
+    g_assert_cmpmem(file, sizeof(file), gpa(DATA_GPA), sizeof(file));
+    dev_free(t);
+}
+
+static void test_read_only(void)
+{
+    TestDev *t = dev_new(&(TestOptions) { .num_queues = 1, .read_only = true });
+    g_assert_true(device_features(t) & F(VIRTIO_BLK_F_RO));
+    memset(gpa(DATA_GPA), 0x5a, 4096);
+    g_assert_cmpuint(run(t, VIRTIO_BLK_T_OUT, 0, DATA_GPA, 4096, false, NULL), ==,
+                     VIRTIO_BLK_S_IOERR);
+    uint8_t file[4096];
+    read_image(t, 0, file, sizeof(file));
+    g_assert_true(all_zero(file, sizeof(file)));
+    g_assert_cmpuint(run(t, VIRTIO_BLK_T_IN, 0, DATA2_GPA, 4096, true, NULL), ==,
+                     VIRTIO_BLK_S_OK);
+    dev_free(t);
+}
+
+/* Register accesses a driver must not make: each ignored, nothing breaks. */
+static void test_register_abuse(void)
+{
+    TestDev *t = dev_new(&(TestOptions) { .num_queues = 1, .msix = true });
+    g_assert_cmphex(common_read(t, VIRTIO_PCI_COMMON_DF, 2), ==, 0);     /* half a field */
+    g_assert_cmphex(common_read(t, VIRTIO_PCI_COMMON_SIZE, 4), ==, 0);   /* past the fields */
+    common_write(t, VIRTIO_PCI_COMMON_NUMQ, 7, 2);
+    g_assert_cmpuint(common_read(t, VIRTIO_PCI_COMMON_NUMQ, 2), ==, 1);
+    /* Enabled queue: its size, addresses and enable stay. */
+    common_write(t, VIRTIO_PCI_COMMON_Q_SELECT, 0, 2);
+    common_write(t, VIRTIO_PCI_COMMON_Q_SIZE, 64, 2);
+    common_write(t, VIRTIO_PCI_COMMON_Q_DESCLO, 0x1230, 4);
+    common_write(t, VIRTIO_PCI_COMMON_Q_ENABLE, 0, 2);
+    g_assert_cmpuint(common_read(t, VIRTIO_PCI_COMMON_Q_SIZE, 2), ==, QSIZE);
+    g_assert_cmphex(common_read(t, VIRTIO_PCI_COMMON_Q_DESCLO, 4), ==, t->vq[0].desc);
+    g_assert_cmpuint(common_read(t, VIRTIO_PCI_COMMON_Q_ENABLE, 2), ==, 1);
+    /* A vector the function lacks reads back as NO_VECTOR. */
+    common_write(t, VIRTIO_PCI_COMMON_Q_MSIX, 9, 2);
+    g_assert_cmphex(common_read(t, VIRTIO_PCI_COMMON_Q_MSIX, 2), ==, VIRTIO_NO_VECTOR);
+    common_write(t, VIRTIO_PCI_COMMON_Q_MSIX, 1, 2);
+    /* A queue that does not exist: size 0, writes dropped. */
+    common_write(t, VIRTIO_PCI_COMMON_Q_SELECT, 5, 2);
+    g_assert_cmpuint(common_read(t, VIRTIO_PCI_COMMON_Q_SIZE, 2), ==, 0);
+    common_write(t, VIRTIO_PCI_COMMON_Q_ENABLE, 1, 2);
+    /* Features after FEATURES_OK, a kick of no queue, a kick between queues,
+     * config and ISR writes. */
+    set_driver_features(t, 0);
+    g_assert_true(virtio_has_feature(((VirtIOPCIProxy *)t->qdev)->vdev, VIRTIO_F_VERSION_1));
+    mem_write(t->notify + 4 * 9, 9, 2);
+    mem_write(t->notify + 2, 0, 2);
+    mem_write(t->device + VIRTIO_BLK_CFG_CAPACITY, 0, 4);
+    g_assert_cmpuint(config32(t, VIRTIO_BLK_CFG_CAPACITY), ==, IMAGE_SIZE / 512);
+    mem_write(t->isr, 3, 1);
+    g_assert_cmphex(status(t) & VIRTIO_CONFIG_S_NEEDS_RESET, ==, 0);
+    /* Without bus mastering a kick is not served; with it again, it is. */
+    cfg_write(t, PCI_COMMAND, PCI_COMMAND_MEMORY, 2);
+    Req r = post(t, 0, VIRTIO_BLK_T_FLUSH, 0, 0, 0, false);
+    kick(t, 0);
+    while (g_main_context_iteration(main_loop_context(), FALSE)) {
+    }
+    g_assert_cmpuint(tv_used_idx(&t->vq[0]), ==, t->vq[0].used_seen);
+    cfg_write(t, PCI_COMMAND, PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER, 2);
+    kick(t, 0);
+    g_assert_cmpuint(wait_used(t, 0, 1).id, ==, r.head);
+    g_assert_cmpuint(run(t, VIRTIO_BLK_T_FLUSH, 0, 0, 0, false, NULL), ==, VIRTIO_BLK_S_OK);
+    dev_free(t);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    memory_init();
+    static const IrqBackend backend = { .set_level = rec_set_level, .send_msi = rec_send_msi };
+    irq_set_backend(&backend);
+    static MemoryRegion ram_region;
+    ram = g_malloc0(RAM_SIZE);
+    memory_region_init_ram(&ram_region, "test-ram", RAM_SIZE, ram);
+    address_space_map(address_space_memory, &ram_region, RAM_BASE, 0);
+    test_dir = g_dir_make_tmp("test-virtio-blk-XXXXXX", NULL);
+    g_assert_nonnull(test_dir);
+
+    g_test_add_func("/virtio-blk/pci-identity", test_pci_identity);
+    g_test_add_func("/virtio-blk/features-and-config", test_features_and_config);
+    g_test_add_func("/virtio-blk/read-write", test_read_write);
+    g_test_add_func("/virtio-blk/batch-and-event-idx", test_batch_and_event_idx);
+    g_test_add_func("/virtio-blk/intx", test_intx);
+    g_test_add_func("/virtio-blk/needs-reset", test_needs_reset);
+    g_test_add_func("/virtio-blk/reset-waits-for-in-flight", test_reset_waits_for_in_flight);
+    g_test_add_func("/virtio-blk/iothread", test_iothread);
+    g_test_add_func("/virtio-blk/multiqueue", test_multiqueue);
+    g_test_add_func("/virtio-blk/read-only", test_read_only);
+    g_test_add_func("/virtio-blk/register-abuse", test_register_abuse);
+    int ret = g_test_run();
+    g_rmdir(test_dir);
+    return ret;
+}

@@ -2,8 +2,10 @@
  * virtio-blk-pci (hw/virtio/virtio-blk.h): a BlockBackend behind virtio
  * 1.x block requests.
  *
- * Threads: a queue kick runs on the vCPU that wrote the notify register,
- * with the device lock held. It pops every available chain and submits
+ * Threads: a queue kick runs on the drive's context (the main loop's, or
+ * the iothread= one's), where the queue's ioeventfd is consumed, with the
+ * device lock held (a write the ioeventfd does not match runs on the
+ * vCPU that made it). It pops every available chain and submits
  * each request between blk_io_plug and blk_io_unplug, so one kick's
  * requests reach the host in one io_submit / io_uring_enter; it never
  * waits for the disk. Completions run on the drive's context (the main
@@ -340,10 +342,12 @@ static const VirtIODeviceOps virtio_blk_ops = {
     .in_flight = virtio_blk_in_flight,
 };
 
-/* Without the device lock: every completion (which takes it) has run. */
+/* Without the device lock: the kicks already made are served, then every
+ * completion (which takes the lock) has run. */
 static void virtio_blk_pci_drain(QEMUDevice *dev)
 {
     VirtIOBlkPCI *d = (VirtIOBlkPCI *)dev;
+    virtio_pci_flush_kicks(&d->proxy);
     blk_drain(d->blk.blk);
 }
 
@@ -400,7 +404,7 @@ QEMUDevice *virtio_blk_pci_new(PCIBus *bus, int devfn, const VirtIOBlkConf *conf
                 VIRTIO_BLK_CFG_SIZE, conf->num_queues, conf->queue_size,
                 virtio_blk_handle_queue);
     if (!virtio_pci_init(&d->proxy, &s->vdev, bus, devfn, "virtio-blk-pci", "virtio-blk",
-                         PCI_CLASS_STORAGE_SCSI, errp)) {
+                         PCI_CLASS_STORAGE_SCSI, conf->iothread, errp)) {
         g_free(s->serial);
         g_free(d);
         return NULL;

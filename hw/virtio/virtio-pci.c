@@ -8,6 +8,8 @@
 #include "hw/pci/msi.h"
 #include "hw/virtio/virtio-pci.h"
 #include "qemu/log.h"
+#include "qemu/main-loop.h"
+#include "sysemu/kvm.h"
 
 /* struct virtio_pci_cap, and the notify capability's extra field. */
 #define VIRTIO_CAP_CFG_TYPE     3
@@ -26,20 +28,20 @@ static VirtIOPCIProxy *proxy_of(VirtIODevice *vdev)
 /* ---- the two seams: interrupts out, kicks in ---- */
 
 /*
- * Every interrupt of the device leaves here: an MSI-X vector (msix_notify
- * leaves a masked one pending in the PBA), or without MSI-X the ISR bits
- * and INTx, which stays asserted until the driver reads the ISR.
- *
- * irqfd: a vector bound to an EventNotifier registered with KVM_IRQFD
- * becomes event_notifier_set() here, with mask/unmask handled by the
- * MSI-X code moving the binding; INTx and the ISR stay as they are.
+ * Every interrupt of the device leaves here: an MSI-X vector through its
+ * notifier, which KVM injects (irqfd) while the vector is enabled and
+ * unmasked; masked, the signal sets its PBA bit and is sent on unmask;
+ * with MSI-X off the function raises INTx and the ISR bits, and INTx
+ * stays asserted until the driver reads the ISR. Any thread, with the
+ * device lock held (the ISR is device state).
  */
 static void virtio_pci_send_interrupt(VirtIODevice *vdev, uint16_t vector, uint8_t isr_bits)
 {
     VirtIOPCIProxy *p = proxy_of(vdev);
     if (msix_enabled(&p->pci)) {
+        /* virtio_pci_checked_vector let only the function's vectors in. */
         if (vector != VIRTIO_NO_VECTOR) {
-            msix_notify(&p->pci, vector);
+            event_notifier_set(&p->vector_notifiers[vector]);
         }
         return;
     }
@@ -47,17 +49,9 @@ static void virtio_pci_send_interrupt(VirtIODevice *vdev, uint16_t vector, uint8
     pci_set_irq(&p->pci, true);
 }
 
-/*
- * Every queue notification enters here, from the notify region's write
- * handler on the vCPU that wrote it.
- *
- * ioeventfd: each queue's notify address (BAR 4 + 0x3000 + 4 * n, a 2-byte
- * write, any value) is registered with KVM_IOEVENTFD while the BAR is
- * mapped and the queue enabled; the EventNotifier's handler runs on the
- * device's context (its iothread's, or the main loop's), takes the device
- * lock and makes the same call. The register handler stays for accesses
- * KVM does not match (another width, a BAR not yet registered).
- */
+/* Every queue notification enters here, with the device lock held: from
+ * the queue's notifier on the device's context, or from the notify
+ * region's write handler for a write the notifier does not match. */
 static void virtio_pci_queue_kicked(VirtIOPCIProxy *p, unsigned queue)
 {
     /* Processing a queue is DMA: not without bus mastering. */
@@ -69,6 +63,58 @@ static void virtio_pci_queue_kicked(VirtIOPCIProxy *p, unsigned queue)
     virtio_queue_notify(p->vdev, queue);
 }
 
+/*
+ * A kick consumed with the device lock held, so that virtio_pci_flush_kicks
+ * (a drain) and a reset see no kick taken but not yet served. A signal
+ * left from before the queue's reset is dropped: the driver that made it
+ * has reset the queue.
+ */
+static void virtio_pci_serve_kick(VirtIOPCIKick *kick)
+{
+    VirtIOPCIProxy *p = kick->proxy;
+    device_lock(&p->pci.qdev);
+    if (event_notifier_test_and_clear(&kick->notifier) && kick->declared) {
+        virtio_pci_queue_kicked(p, kick->queue);
+    }
+    device_unlock(&p->pci.qdev);
+}
+
+/* On the device's context: KVM (or dispatch) signalled a queue's doorbell. */
+static void virtio_pci_kick_notified(EventNotifier *e)
+{
+    virtio_pci_serve_kick((VirtIOPCIKick *)e);
+}
+
+void virtio_pci_flush_kicks(VirtIOPCIProxy *p)
+{
+    for (unsigned i = 0; i < p->vdev->num_queues; i++) {
+        virtio_pci_serve_kick(&p->kicks[i]);
+    }
+}
+
+/*
+ * The queue's notify address as an ioeventfd while the queue is enabled.
+ * Linux's vp_notify writes the queue index with iowrite16 at the queue's
+ * own address, so the address alone says which queue: no data match.
+ * Where KVM takes writes of any width it handles them without decoding
+ * the instruction, its fastest MMIO exit; else 2 bytes, what drivers
+ * write (another width reaches the write handler, which kicks too).
+ */
+static void virtio_pci_declare_kick(VirtIOPCIProxy *p, VirtIOPCIKick *kick, bool declare)
+{
+    if (kick->declared == declare) {
+        return;
+    }
+    uint64_t offset = kick->queue * VIRTIO_PCI_NOTIFY_MULTIPLIER;
+    if (declare) {
+        kick->width = kvm_fast_paths() & KVM_FAST_PATH_IOEVENTFD_ANY_LENGTH ? 0 : 2;
+        memory_region_add_eventfd(&p->notify, offset, kick->width, false, 0, &kick->notifier);
+    } else {
+        memory_region_del_eventfd(&p->notify, offset, kick->width, false, 0, &kick->notifier);
+    }
+    kick->declared = declare;
+}
+
 static void virtio_pci_transport_reset(VirtIODevice *vdev)
 {
     VirtIOPCIProxy *p = proxy_of(vdev);
@@ -76,6 +122,10 @@ static void virtio_pci_transport_reset(VirtIODevice *vdev)
     p->driver_feature_select = 0;
     p->queue_select = 0;
     pci_set_irq(&p->pci, false);
+    /* Every queue is disabled: their doorbells go back to the handler. */
+    for (unsigned i = 0; i < vdev->num_queues; i++) {
+        virtio_pci_declare_kick(p, &p->kicks[i], false);
+    }
 }
 
 /* ---- common configuration ---- */
@@ -215,6 +265,7 @@ static void common_write_queue(VirtIOPCIProxy *p, VirtQueue *vq, uint64_t offset
         break;
     case VIRTIO_PCI_COMMON_Q_ENABLE:
         virtio_queue_set_enable(vq, value);
+        virtio_pci_declare_kick(p, &p->kicks[vq->index], vq->enabled);
         break;
     case VIRTIO_PCI_COMMON_Q_DESCLO:
     case VIRTIO_PCI_COMMON_Q_DESCHI:
@@ -389,19 +440,75 @@ static void virtio_pci_qdev_reset(QEMUDevice *dev)
     pci_device_reset(&p->pci);
 }
 
+static void virtio_pci_notifiers_free(VirtIOPCIProxy *p)
+{
+    for (unsigned i = 0; i < p->vdev->num_queues; i++) {
+        event_notifier_cleanup(&p->kicks[i].notifier);
+    }
+    for (unsigned v = 0; v < p->nvectors; v++) {
+        event_notifier_cleanup(&p->vector_notifiers[v]);
+    }
+    g_free(p->kicks);
+    g_free(p->vector_notifiers);
+}
+
+/* One notifier per queue's doorbell and one per MSI-X vector. */
+static bool virtio_pci_notifiers_new(VirtIOPCIProxy *p, Error **errp)
+{
+    p->kicks = g_new0(VirtIOPCIKick, p->vdev->num_queues);
+    p->vector_notifiers = g_new0(EventNotifier, p->nvectors);
+    /* Each one is tried, so that every fd is valid or -1 for the cleanup. */
+    bool ok = true;
+    for (unsigned i = 0; i < p->vdev->num_queues; i++) {
+        p->kicks[i].proxy = p;
+        p->kicks[i].queue = i;
+        ok = event_notifier_init(&p->kicks[i].notifier, ok ? errp : NULL) && ok;
+    }
+    for (unsigned v = 0; v < p->nvectors; v++) {
+        ok = event_notifier_init(&p->vector_notifiers[v], ok ? errp : NULL) && ok;
+    }
+    if (!ok) {
+        virtio_pci_notifiers_free(p);
+    }
+    return ok;
+}
+
+/*
+ * On the device's context (or before it runs): kicks are consumed there,
+ * and so are the signals of a vector KVM does not inject. Every vector is
+ * bound now, used by a queue or not: a binding lasts as long as the
+ * device (msix_vector_use_notifier has no unbind), so the vector a driver
+ * picks later must already be bound. An unused vector costs an eventfd;
+ * its MSI route is only taken once the guest enables and unmasks it.
+ */
+static void virtio_pci_attach_context(void *opaque)
+{
+    VirtIOPCIProxy *p = opaque;
+    for (unsigned i = 0; i < p->vdev->num_queues; i++) {
+        event_notifier_set_handler(&p->kicks[i].notifier, p->ctx, virtio_pci_kick_notified);
+    }
+    for (unsigned v = 0; v < p->nvectors; v++) {
+        msix_vector_use_notifier(&p->pci, v, &p->vector_notifiers[v], p->ctx);
+    }
+}
+
 bool virtio_pci_init(VirtIOPCIProxy *p, VirtIODevice *vdev, PCIBus *bus, int devfn,
                      const char *type, const char *id_prefix, uint32_t class_code,
-                     Error **errp)
+                     IOThread *iothread, Error **errp)
 {
     g_assert(vdev->num_queues + 1 <= VIRTIO_PCI_MAX_VECTORS &&
              vdev->config_len <= VIRTIO_PCI_REGION_SIZE);
+    p->vdev = vdev;
+    p->nvectors = vdev->num_queues + 1;
+    if (!virtio_pci_notifiers_new(p, errp)) {
+        return false;
+    }
     if (!pci_device_init(&p->pci, bus, devfn, type, id_prefix, PCI_VENDOR_ID_REDHAT_QUMRANET,
                          VIRTIO_PCI_DEVICE_ID_BASE + vdev->device_id, VIRTIO_PCI_REVISION,
                          class_code, 1, errp)) {
+        virtio_pci_notifiers_free(p);
         return false;
     }
-    p->vdev = vdev;
-    p->nvectors = vdev->num_queues + 1;
     vdev->qdev = &p->pci.qdev;
     vdev->transport = p;
     vdev->transport_notify = virtio_pci_send_interrupt;
@@ -435,5 +542,12 @@ bool virtio_pci_init(VirtIOPCIProxy *p, VirtIODevice *vdev, PCIBus *bus, int dev
                                  VIRTIO_PCI_MSIX_BAR_SIZE);
     pci_register_bar(&p->pci, VIRTIO_PCI_MSIX_BAR, 0, &p->msix_bar);
     msix_init_in_bar(&p->pci, p->nvectors, VIRTIO_PCI_MSIX_BAR, 0, VIRTIO_PCI_MSIX_PBA_OFFSET);
+
+    p->ctx = iothread ? iothread_context(iothread) : main_loop_context();
+    if (iothread) {
+        iothread_run_sync(iothread, virtio_pci_attach_context, p);
+    } else {
+        virtio_pci_attach_context(p);
+    }
     return true;
 }

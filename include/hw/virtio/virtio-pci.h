@@ -16,10 +16,15 @@
  * when MSI-X is off. No legacy I/O BAR: see docs/design.md ("virtio") for
  * why, and for what QEMU's disable-legacy / disable-modern would mean.
  *
- * The two seams for the KVM fast paths are virtio_pci_queue_kicked (a
- * queue notification) and virtio_pci_send_interrupt (an interrupt): each
- * is the only way its kind of event passes, so switching to ioeventfd and
- * irqfd changes those two functions and what registers them.
+ * The two seams, on the KVM fast paths (docs/design.md, "The two seams"):
+ *  - kicks in: each enabled queue's notify address is an ioeventfd
+ *    (memory_region_add_eventfd), consumed on the device's context (its
+ *    I/O thread's, or the main loop's) under the device lock. KVM signals
+ *    it without an exit to user space; where KVM cannot, dispatch does.
+ *  - interrupts out: every MSI-X vector of the function is bound to an
+ *    EventNotifier at realize (msix_vector_use_notifier), an irqfd where
+ *    KVM has them; an interrupt is one event_notifier_set. INTx and the
+ *    ISR stay in user space.
  */
 #ifndef HW_VIRTIO_VIRTIO_PCI_H
 #define HW_VIRTIO_VIRTIO_PCI_H
@@ -31,6 +36,8 @@
 #include "hw/pci/pci.h"
 #include "hw/virtio/virtio.h"
 #include "qemu/error.h"
+#include "qemu/event-notifier.h"
+#include "sysemu/iothread.h"
 
 #define PCI_VENDOR_ID_REDHAT_QUMRANET   0x1af4
 #define VIRTIO_PCI_DEVICE_ID_BASE       0x1040  /* + virtio device id */
@@ -81,6 +88,17 @@
 #define VIRTIO_PCI_COMMON_Q_USEDHI      0x34
 #define VIRTIO_PCI_COMMON_SIZE          0x38
 
+/* One queue's doorbell: the notifier KVM (or dispatch) signals. */
+typedef struct VirtIOPCIKick {
+    EventNotifier notifier;     /* first: its handler is given this */
+    struct VirtIOPCIProxy *proxy;
+    unsigned queue;
+    /* Declared on the notify region (the queue is enabled), with which
+     * width (0: any); under the device lock. */
+    bool declared;
+    unsigned width;
+} VirtIOPCIKick;
+
 typedef struct VirtIOPCIProxy {
     PCIDevice pci;              /* first: the QEMUDevice whose lock guards all */
     VirtIODevice *vdev;
@@ -91,6 +109,9 @@ typedef struct VirtIOPCIProxy {
     uint32_t device_feature_select;
     uint32_t driver_feature_select;
     uint16_t queue_select;
+    GMainContext *ctx;                  /* the device's: kicks are served there */
+    VirtIOPCIKick *kicks;               /* one per queue */
+    EventNotifier *vector_notifiers;    /* one per MSI-X vector, bound for good */
 } VirtIOPCIProxy;
 
 /*
@@ -98,9 +119,20 @@ typedef struct VirtIOPCIProxy {
  * id_prefix as pci_device_init takes them, at devfn (-1: first free slot),
  * with the 24-bit class_code. One MSI-X vector per queue plus one, at most
  * VIRTIO_PCI_MAX_VECTORS. Sets vdev->qdev and the QEMUDevice's reset.
+ * Kicks are served, and vectors sent where KVM does not inject them, on
+ * iothread's context (NULL: the main loop's), which must be running or
+ * the caller's. Before the vCPUs run.
  */
 bool virtio_pci_init(VirtIOPCIProxy *proxy, VirtIODevice *vdev, PCIBus *bus, int devfn,
                      const char *type, const char *id_prefix, uint32_t class_code,
-                     Error **errp);
+                     IOThread *iothread, Error **errp);
+
+/*
+ * Serve now, on the calling thread, the kicks signalled and not yet
+ * consumed (takes the device lock). A device's drain calls it before
+ * waiting for its host I/O: with the vCPUs paused no kick can follow, so
+ * no request is submitted after the drain returns.
+ */
+void virtio_pci_flush_kicks(VirtIOPCIProxy *proxy);
 
 #endif

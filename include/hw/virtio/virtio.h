@@ -147,10 +147,11 @@ void virtio_queue_set_enable(VirtQueue *vq, uint16_t enable);
 
 /*
  * The driver kicked queue index: the one entry point of a queue
- * notification, whatever carried it (today the transport's notify
- * register handler on the vCPU thread; with ioeventfd, the handler of
- * the queue's EventNotifier on the device's context, which takes the
- * device lock first). Ignored, and logged, unless the driver is ready.
+ * notification, whatever carried it (virtio-pci: the queue's ioeventfd,
+ * consumed on the device's context; or, for a write the ioeventfd does
+ * not match, the notify register's handler on the vCPU that wrote it).
+ * With the device lock held. Ignored, and logged, unless the driver is
+ * ready.
  */
 void virtio_queue_notify(VirtIODevice *vdev, unsigned index);
 

@@ -808,6 +808,143 @@ static void test_register_abuse(void)
     dev_free(t);
 }
 
+/* ---- the fast paths: ioeventfd kicks and vectors on notifiers ---- */
+
+/* A stand-in for KVM's ioeventfd listener: the doorbells it would have
+ * assigned, by guest-physical address. */
+typedef struct DoorbellListener {
+    MemoryListener l;
+    GHashTable *by_addr;        /* address -> EventNotifier * */
+} DoorbellListener;
+
+static void doorbell_assign(const SectionEventfd *e, void *opaque)
+{
+    /* Without KVM no any-width ioeventfd: the 2 bytes vp_notify writes. */
+    g_assert_cmpuint(e->size, ==, 2);
+    g_assert_false(e->match_data);
+    g_assert_true(g_hash_table_insert(opaque, GSIZE_TO_POINTER(e->addr), e->notifier));
+}
+
+static void doorbell_deassign(const SectionEventfd *e, void *opaque)
+{
+    g_assert_true(g_hash_table_lookup(opaque, GSIZE_TO_POINTER(e->addr)) == e->notifier);
+    g_hash_table_remove(opaque, GSIZE_TO_POINTER(e->addr));
+}
+
+static void doorbells_add(MemoryListener *l, AddressSpace *as, const MemoryRegionSection *s)
+{
+    memory_section_for_each_eventfd(s, doorbell_assign, ((DoorbellListener *)l)->by_addr);
+}
+
+static void doorbells_del(MemoryListener *l, AddressSpace *as, const MemoryRegionSection *s)
+{
+    memory_section_for_each_eventfd(s, doorbell_deassign, ((DoorbellListener *)l)->by_addr);
+}
+
+static EventNotifier *doorbell_at(DoorbellListener *d, uint64_t addr)
+{
+    return g_hash_table_lookup(d->by_addr, GSIZE_TO_POINTER(addr));
+}
+
+/*
+ * An enabled queue's doorbell is an ioeventfd at its notify address,
+ * which follows BAR 4 when it moves and goes at reset. A kick written
+ * through dispatch only signals it (as KVM would): the queue is served
+ * when the device's context runs; a write of another width reaches the
+ * register handler and is served at once. The completion's interrupt
+ * leaves through the vector's notifier, sent from the context.
+ */
+static void test_kick_through_ioeventfd(void)
+{
+    TestDev *t = dev_new(&(TestOptions) { .num_queues = 1, .msix = true });
+    VirtIOPCIProxy *p = (VirtIOPCIProxy *)t->qdev;
+    TestVring *tv = &t->vq[0];
+    DoorbellListener d = {
+        .l = { .region_add = doorbells_add, .region_del = doorbells_del },
+        .by_addr = g_hash_table_new(g_direct_hash, g_direct_equal),
+    };
+    memory_listener_register(&d.l, address_space_memory);
+    g_assert_cmpuint(g_hash_table_size(d.by_addr), ==, 1);
+    g_assert_true(doorbell_at(&d, t->notify) == &p->kicks[0].notifier);
+
+    /* GET_ID is answered inside the kick's handling: no host I/O. */
+    Req r = post(t, 0, VIRTIO_BLK_T_GET_ID, 0, DATA2_GPA, 512, true);
+    kick(t, 0);
+    g_assert_cmpuint(tv_used_idx(tv), ==, tv->used_seen);      /* only signalled */
+    g_main_context_iteration(main_loop_context(), TRUE);
+    g_assert_cmpuint(tv_used_idx(tv), ==, tv->used_seen + 1);  /* served there */
+    g_assert_cmpuint(*req_status(&r), ==, VIRTIO_BLK_S_OK);
+    /* The interrupt waits in vector 1's notifier for the context's next turn. */
+    g_assert_cmpuint(msis(1), ==, 0);
+    main_loop_settle();
+    g_assert_cmpuint(msis(1), ==, 1);
+    g_assert_cmpuint(wait_used(t, 0, 1).id, ==, r.head);
+
+    /* What KVM does: signal the notifier. */
+    r = post(t, 0, VIRTIO_BLK_T_GET_ID, 0, DATA2_GPA, 512, true);
+    event_notifier_set(&p->kicks[0].notifier);
+    g_assert_cmpuint(wait_used(t, 0, 1).id, ==, r.head);
+
+    /* A 4-byte write is not the ioeventfd's: the handler serves it now. */
+    r = post(t, 0, VIRTIO_BLK_T_GET_ID, 0, DATA2_GPA, 512, true);
+    mem_write(t->notify, 0, 4);
+    g_assert_cmpuint(tv_used_idx(tv), ==, tv->used_seen + 1);
+    g_assert_cmpuint(wait_used(t, 0, 1).id, ==, r.head);
+
+    /* BAR 4 moves: the doorbell goes with it. */
+    uint64_t old_notify = t->notify;
+    uint64_t moved = bar_address(t, VIRTIO_PCI_MODERN_BAR) + 0x100000;
+    cfg_write(t, PCI_BASE_ADDRESS_0 + 4 * VIRTIO_PCI_MODERN_BAR, (uint32_t)moved, 4);
+    find_structures(t);
+    g_assert_cmphex(t->notify, ==, moved + VIRTIO_PCI_NOTIFY_OFFSET);
+    g_assert_cmpuint(g_hash_table_size(d.by_addr), ==, 1);
+    g_assert_null(doorbell_at(&d, old_notify));
+    g_assert_true(doorbell_at(&d, t->notify) == &p->kicks[0].notifier);
+    g_assert_cmpuint(run(t, VIRTIO_BLK_T_GET_ID, 0, DATA2_GPA, 512, true, NULL), ==,
+                     VIRTIO_BLK_S_OK);
+
+    /* Reset: no doorbell until the queue is enabled again. */
+    set_status(t, 0);
+    g_assert_cmpuint(g_hash_table_size(d.by_addr), ==, 0);
+    driver_init(t, &(TestOptions) { .num_queues = 1, .msix = true });
+    g_assert_true(doorbell_at(&d, t->notify) == &p->kicks[0].notifier);
+    memory_listener_unregister(&d.l, address_space_memory);
+    g_hash_table_destroy(d.by_addr);
+    dev_free(t);
+}
+
+/* Every vector the function has is bound to its notifier at realize, the
+ * configuration vector and those no queue uses included: a signal is sent
+ * from the device's context (here without KVM, by user space). */
+static void test_every_vector_on_a_notifier(void)
+{
+    TestDev *t = dev_new(&(TestOptions) { .num_queues = 2, .iothread = true, .msix = true });
+    VirtIOPCIProxy *p = (VirtIOPCIProxy *)t->qdev;
+    g_assert_cmpuint(p->nvectors, ==, 3);
+    for (unsigned v = 0; v < p->nvectors; v++) {
+        event_notifier_set(&p->vector_notifiers[v]);
+    }
+    gint64 deadline = g_get_monotonic_time() + 10 * G_TIME_SPAN_SECOND;
+    while (msis(0) + msis(1) + msis(2) < 3) {
+        g_assert_cmpint(g_get_monotonic_time(), <, deadline);
+        g_usleep(1000);
+    }
+    g_assert_cmpuint(msis(0), ==, 1);
+    g_assert_cmpuint(msis(1), ==, 1);
+    g_assert_cmpuint(msis(2), ==, 1);
+    /* Masked, a signal waits in the PBA and is sent on unmask. */
+    uint64_t entry1 = t->msix_table + MSIX_TABLE_ENTRY_SIZE;
+    mem_write(entry1 + 12, 1, 4);
+    event_notifier_set(&p->vector_notifiers[1]);
+    uint64_t pba = t->msix_table + VIRTIO_PCI_MSIX_PBA_OFFSET;
+    g_assert_cmphex(mem_read(pba, 4), ==, 0x2);
+    g_assert_cmpuint(msis(1), ==, 1);
+    mem_write(entry1 + 12, 0, 4);
+    g_assert_cmphex(mem_read(pba, 4), ==, 0);
+    g_assert_cmpuint(msis(1), ==, 2);
+    dev_free(t);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -832,6 +969,8 @@ int main(int argc, char **argv)
     g_test_add_func("/virtio-blk/multiqueue", test_multiqueue);
     g_test_add_func("/virtio-blk/read-only", test_read_only);
     g_test_add_func("/virtio-blk/register-abuse", test_register_abuse);
+    g_test_add_func("/virtio-blk/kick-through-ioeventfd", test_kick_through_ioeventfd);
+    g_test_add_func("/virtio-blk/every-vector-on-a-notifier", test_every_vector_on_a_notifier);
     int ret = g_test_run();
     g_rmdir(test_dir);
     return ret;

@@ -20,6 +20,10 @@ from kvmhost import Fragment, expect_guest, l2_args
 
 DISK_MB = 64
 FS_MB = 16
+# O_DIRECT reads one at a time: each is a request on an idle queue, so
+# each is a kick (EVENT_IDX asks for one), an MMIO exit to user space
+# without ioeventfd.
+KICKS = 4000
 
 WAIT_DISKS = ("i=0; while { [ ! -b /dev/vda ] || [ ! -b /dev/vdb ]; } && [ $i -lt 100 ]; "
               "do sleep 0.1; i=$((i+1)); done; ")
@@ -37,6 +41,8 @@ BASIC_GUEST = WAIT_DISKS + (
     "dd if=/tmp/pat of=/dev/vda bs=64k seek=16 conv=fsync 2>/dev/null; sync; "
     "echo 3 > /proc/sys/vm/drop_caches; "
     "echo readback-md5=$(dd if=/dev/vda bs=64k skip=16 count=64 2>/dev/null | md5sum | cut -d' ' -f1); "
+    f"dd if=/dev/vda of=/dev/null bs=4k count={KICKS} iflag=direct 2>/dev/null; "
+    "set -- $(cat /sys/block/vda/stat); echo vda-requests=$(($1 + $5)); "
     "if ! grep -qw ext2 /proc/filesystems; then echo fs-unsupported; exit 0; fi; "
     "mke2fs /dev/vdb > /dev/null && mkdir -p /mnt && mount -t ext2 /dev/vdb /mnt && "
     "cp /tmp/pat /mnt/pattern.bin && echo hello-virtio > /mnt/hello.txt && mkdir /mnt/dir && "
@@ -86,7 +92,7 @@ guest_run disk 300 {args}
 @pytest.fixture(scope="module")
 def runs(our_vmm):
     basic_args = l2_args(BASIC_GUEST, smp=1, extra=[
-        "-machine pc,device-lock=on,lock-stats=on",
+        "-machine pc,device-lock=on,lock-stats=on", "-d exits",
         *drive("/dev/ram0", "d0", ",cache=none,aio=native", ",serial=pdl-disk-a"),
         *drive("$WORK/b.raw", "d1")])
     frags = [
@@ -125,6 +131,21 @@ def test_dd_pattern_reaches_the_image(runs):
     pattern = _value(guest.log, "pattern-md5")
     assert _value(guest.log, "readback-md5") == pattern, guest.log
     assert re.search(rf"^host-md5={pattern}$", outcome.output, re.M), outcome.output
+
+
+def test_kicks_stay_in_kvm(runs):
+    """The queue's doorbell is an ioeventfd: thousands of kicks, and the
+    guest's MMIO exits to user space for the whole run (probe, config,
+    file system work included) stay a small fraction of them."""
+    guest = expect_guest(runs["vblk_basic"], "disk", exit_status=0)
+    requests = int(_value(guest.log, "vda-requests"))     # reads and writes completed
+    assert requests >= KICKS, guest.log
+    exits = re.search(r"^vCPU 0 exits to user space: io=(\d+) mmio=(\d+) other=(\d+)$",
+                      guest.log, re.M)
+    assert exits, guest.log
+    mmio = int(exits.group(2))
+    print(f"vda requests={requests} vCPU 0 mmio exits={mmio}")
+    assert mmio * 10 < KICKS, guest.log
 
 
 def test_guest_file_system_checks_clean_on_host(runs, tmp_path):

@@ -66,8 +66,9 @@ static void virtio_pci_queue_kicked(VirtIOPCIProxy *p, unsigned queue)
 /*
  * A kick consumed with the device lock held, so that virtio_pci_flush_kicks
  * (a drain) and a reset see no kick taken but not yet served. A signal
- * left from before the queue's reset is dropped: the driver that made it
- * has reset the queue.
+ * for a queue the reset disabled is dropped: the driver that made it has
+ * reset the queue. (One that outlives a re-enable is a spurious kick,
+ * which virtio allows.)
  */
 static void virtio_pci_serve_kick(VirtIOPCIKick *kick)
 {

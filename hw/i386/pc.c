@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <string.h>
 #include <glib.h>
 #include "chardev/char.h"
 #include "exec/memory.h"
@@ -50,7 +51,6 @@ typedef struct PCMachine {
     GuestMemory mem;
     E820Table e820;
     MemoryRegion ram_low, ram_high;
-    Chardev *serial_backends[ISA_SERIAL_PORTS];
     PCIBus *pci_bus;
     AcpiPMState *acpi_pm;       /* NULL with acpi=off */
     FWCfgState *fw_cfg;
@@ -99,6 +99,57 @@ static void pc_build_e820(PCMachine *m)
     }
 }
 
+static void *pc_find_chardev(const char *id)
+{
+    return chardev_find(id);
+}
+
+/* -chardev's backends, which devices (chardev=ID) and -serial chardev:ID
+ * name. */
+static bool pc_create_chardevs(const MachineConfig *cfg, Error **errp)
+{
+    device_backend_set_finder(DEVICE_PROP_CHARDEV, pc_find_chardev);
+    for (guint i = 0; i < cfg->chardevs->len; i++) {
+        const ChardevConfig *c = g_ptr_array_index(cfg->chardevs, i);
+        Error *err = NULL;
+        if (!chardev_add(c->id, c->spec, &err)) {
+            error_prepend(&err, "-chardev id=%s: ", c->id);
+            error_propagate(errp, err);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The backend of -serial spec as "serialN" (QEMU's name), or the
+ * -chardev it names; NULL for "none" (or an error). */
+static Chardev *pc_serial_backend(unsigned index, const char *spec, Error **errp)
+{
+    if (g_str_has_prefix(spec, "chardev:")) {
+        const char *id = spec + strlen("chardev:");
+        if (!chardev_find(id)) {
+            error_setg(errp, "-serial %s: no -chardev with id '%s'", spec, id);
+            return NULL;
+        }
+        return chardev_claim(id, errp) ? chardev_find(id) : NULL;
+    }
+    if (strcmp(spec, "none") == 0) {
+        return NULL;
+    }
+    g_autofree char *id = g_strdup_printf("serial%u", index);
+    Error *err = NULL;
+    Chardev *chr = chardev_add(id, spec, &err);
+    if (!chr) {
+        error_prepend(&err, "-serial %s: ", spec);
+        error_propagate(errp, err);
+        return NULL;
+    }
+    /* A fresh id: nobody else can have claimed it. */
+    bool claimed = chardev_claim(id, NULL);
+    g_assert(claimed);
+    return chr;
+}
+
 static bool pc_create_serials(const MachineConfig *cfg, Error **errp)
 {
     if (cfg->serials->len > ISA_SERIAL_PORTS) {
@@ -106,19 +157,13 @@ static bool pc_create_serials(const MachineConfig *cfg, Error **errp)
         return false;
     }
     for (guint i = 0; i < cfg->serials->len; i++) {
-        const char *spec = g_ptr_array_index(cfg->serials, i);
         Error *err = NULL;
-        Chardev *chr = chardev_new(spec, &err);
+        Chardev *chr = pc_serial_backend(i, g_ptr_array_index(cfg->serials, i), &err);
         if (err) {
-            error_prepend(&err, "-serial %s: ", spec);
             error_propagate(errp, err);
             return false;
         }
-        if (!chr) {
-            continue;           /* "none": the COM slot stays empty */
-        }
-        pc.serial_backends[i] = chr;
-        if (!isa_serial_new_com(i, chr, errp)) {
+        if (chr && !isa_serial_new_com(i, chr, errp)) {
             return false;
         }
     }
@@ -207,7 +252,7 @@ static uint64_t pc_pci_mem_base(const PCMachine *m)
 
 static bool pc_create_devices(PCMachine *m, const MachineConfig *cfg, Error **errp)
 {
-    if (!pc_create_serials(cfg, errp)) {
+    if (!pc_create_chardevs(cfg, errp) || !pc_create_serials(cfg, errp)) {
         return false;
     }
     RTCState *rtc = rtc_new(8, errp);
@@ -373,9 +418,5 @@ void pc_machine_stop(void)
     /* No interrupt injected into a VM whose vCPUs are gone. */
     kvm_irqfd_remove_all();
     /* The guest's last words are still in the backends' buffers. */
-    for (size_t i = 0; i < G_N_ELEMENTS(pc.serial_backends); i++) {
-        if (pc.serial_backends[i]) {
-            chardev_flush(pc.serial_backends[i]);
-        }
-    }
+    chardev_flush_all();
 }

@@ -69,6 +69,17 @@ BAD = [
      "-device virtio-blk-pci: drive property not set"),
     (["-device", "virtio-blk-pci,drive=nope", "-kernel", "/dev/null"],
      "Property 'virtio-blk-pci.drive' can't find value 'nope'"),
+    # Character backends.
+    (["-chardev", "socket,id=s0,path=/tmp/s"], "'socket' is not a valid char driver name"),
+    (["-chardev", "null"], "-chardev null: chardev: no id specified"),
+    (["-chardev", "null,id=c0,path=x"], "Invalid parameter 'path' for chardev backend 'null'"),
+    (["-chardev", "file,id=c0"], "no filename given"),
+    (["-chardev", "null,id=c0", "-chardev", "null,id=c0"], "attempt to add duplicate chardev 'c0'"),
+    (["-serial", "chardev:nope", "-kernel", "/dev/null"], "no -chardev with id 'nope'"),
+    (["-device", "isa-serial,chardev=nope", "-kernel", "/dev/null"],
+     "Property 'isa-serial.chardev' can't find value 'nope'"),
+    (["-chardev", "null,id=c0", "-serial", "chardev:c0", "-device", "isa-serial,chardev=c0",
+      "-kernel", "/dev/null"], "Device 'c0' is in use"),
 ]
 
 # Options the parser accepts: the machine gets as far as loading the
@@ -167,6 +178,22 @@ def test_fw_cfg_name_outside_opt_warns_and_is_accepted(our_vmm):
 def test_informational_options_exit_0(our_vmm, args, expect):
     proc = run(our_vmm, args)
     assert proc.returncode == 0 and expect in proc.stdout, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("wiring", [
+    ["-serial", "chardev:con"],
+    ["-serial", "none", "-device", "isa-serial,chardev=con"],
+], ids=["serial-chardev", "isa-serial-chardev"])
+def test_chardev_carries_the_guest_console(our_vmm, tiny_kernels, tmp_path, wiring):
+    """A -chardev named by -serial chardev:ID or by isa-serial's chardev=
+    gets what the guest writes to COM1."""
+    out = tmp_path / "console.txt"
+    proc = run(our_vmm, ["-accel", "kvm", "-m", "64M", "-display", "none",
+                         "-chardev", f"file,id=con,path={out}", *wiring,
+                         "-device", "isa-debug-exit,iobase=0xf4,iosize=4",
+                         "-kernel", str(tiny_kernels / "tiny.elf"), "-append", "exit=4"])
+    assert proc.returncode == 9, proc.stderr
+    assert "tiny: hello" in out.read_text()
 
 
 def test_object_iothread_runs_a_thread_of_its_name(our_vmm, tiny_kernels):

@@ -576,7 +576,7 @@ static void test_errors(void)
         { "-accel kvm,kernel-irqchip=on", "-accel kvm,kernel-irqchip=on: property "
           "'kernel-irqchip' is not supported" },
         { "-serial pty", "-serial pty: unsupported serial backend (use stdio, mon:stdio, "
-          "file:PATH, null or none)" },
+          "file:PATH, chardev:ID, null or none)" },
         { "-serial tcp::4444,server", "-serial tcp::4444,server: unsupported serial backend" },
         { "-serial file:", "-serial file:: unsupported serial backend" },
         { "-serial null -serial null -serial null -serial null -serial null",

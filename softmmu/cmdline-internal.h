@@ -74,4 +74,8 @@ CmdlineHandler handle_global;
 /* Give each -device what -global set and it did not. */
 void cmdline_devices_finish(ParseState *ps);
 
+/* cmdline-drive.c: -drive, -hda..-hdd, -cdrom, and a bare disk image argument */
+CmdlineHandler handle_drive, handle_drive_shorthand;
+bool cmdline_add_disk_image(ParseState *ps, const char *file, Error **errp);
+
 #endif

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include "block/drive-config.h"
 #include "hw/qdev-registry.h"
 #include "qemu/log.h"
 #include "cmdline-internal.h"
@@ -383,9 +384,16 @@ static const CmdlineOption cmdline_options[] = {
     { "net", "none", "no network card (the only choice)", .handle = handle_none_only },
     { "monitor", "none", "no separate monitor (the only choice)", .handle = handle_none_only },
     UNSUPPORTED("qmp"),
-    UNSUPPORTED("drive"),
-    UNSUPPORTED("hda"),
-    UNSUPPORTED("cdrom"),
+    { "drive", "[file=FILE][,if=ide|virtio|none][,format=raw][,index=N][,bus=B][,unit=U]\n"
+      "                [,media=disk|cdrom][,cache=writeback|none|writethrough|directsync|unsafe]\n"
+      "                [,aio=threads|native|io_uring][,readonly=on][,discard=ignore|unmap][,id=ID]",
+      "a disk or CD-ROM drive (raw images and host block devices)", .handle = handle_drive },
+    { "hda", "FILE", "the IDE disk at index 0 (-hdb, -hdc, -hdd: 1, 2, 3)",
+      .handle = handle_drive_shorthand },
+    { "hdb", "FILE", NULL, .handle = handle_drive_shorthand },
+    { "hdc", "FILE", NULL, .handle = handle_drive_shorthand },
+    { "hdd", "FILE", NULL, .handle = handle_drive_shorthand },
+    { "cdrom", "FILE", "the IDE CD-ROM at index 2", .handle = handle_drive_shorthand },
     UNSUPPORTED("netdev"),
     UNSUPPORTED("chardev"),
 };
@@ -440,9 +448,8 @@ static CmdlineResult parse_argument(ParseState *ps, int argc, char **argv, int *
 {
     const char *word = argv[*index];
     if (word[0] != '-') {
-        error_setg(errp, "%s: disk image arguments are not supported "
-                   "(and neither is -drive yet)", word);
-        return CMDLINE_ERROR;
+        /* As QEMU: a bare word is the disk image of -hda. */
+        return cmdline_result_of(cmdline_add_disk_image(ps, word, errp));
     }
     OptionUse use = { .option = find_option(word), .spelled = word };
     if (!use.option) {
@@ -534,6 +541,7 @@ static void machine_config_init(MachineConfig *cfg)
         .devices = g_ptr_array_new_with_free_func(device_config_destroy),
         .fw_cfg_items = g_ptr_array_new_with_free_func(fw_cfg_item_config_free),
         .iothread_ids = g_ptr_array_new_with_free_func(g_free),
+        .drives = drive_config_list_new(),
     };
     g_array_set_clear_func(cfg->cpu.features, cpu_feature_setting_clear);
 }
@@ -575,6 +583,7 @@ void machine_config_free(MachineConfig *cfg)
     g_clear_pointer(&cfg->devices, g_ptr_array_unref);
     g_clear_pointer(&cfg->fw_cfg_items, g_ptr_array_unref);
     g_clear_pointer(&cfg->iothread_ids, g_ptr_array_unref);
+    g_clear_pointer(&cfg->drives, g_ptr_array_unref);
     g_free(cfg->name);
     g_free(cfg->pidfile);
     memset(cfg, 0, sizeof(*cfg));

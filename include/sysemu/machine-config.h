@@ -66,6 +66,10 @@ typedef struct MachineConfig {
 
     GPtrArray *fw_cfg_items;    /* of FwCfgItemConfig *, in order */
 
+    /* -drive, -hda..-hdd, -cdrom (and a bare image argument), in order,
+     * placed and named (block/drive-config.h). */
+    GPtrArray *drives;          /* of DriveConfig * */
+
     /* -object iothread,id=ID: the I/O threads to start, by id. */
     GPtrArray *iothread_ids;    /* of char * */
 

@@ -49,14 +49,14 @@ bool drives_open(GPtrArray *cfgs, Error **errp)
 
 bool drive_info_claim(DriveInfo *drive, Error **errp)
 {
-    if (drive->in_use) {
-        error_setg(errp, "Drive '%s' is already in use by another device", drive->cfg->id);
-        return false;
-    }
     if (drive->cfg->interface != DRIVE_IF_NONE && drive != creating_default_for) {
         error_setg(errp, "Drive '%s' is already in use because it has been automatically "
                    "connected to another device (did you need 'if=none' in the drive "
                    "options?)", drive->cfg->id);
+        return false;
+    }
+    if (drive->in_use) {
+        error_setg(errp, "Drive '%s' is already in use by another device", drive->cfg->id);
         return false;
     }
     drive->in_use = true;

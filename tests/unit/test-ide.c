@@ -7,6 +7,7 @@
  * a unit is busy.
  */
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <unistd.h>
 #include <glib.h>
@@ -639,6 +640,29 @@ static void test_soft_reset(void)
     pci_bus_config_write(test_bus, PIIX3_IDE_DEVFN, 0x04, 0x5, 2);
 }
 
+static uint64_t acquisitions(const char *id)
+{
+    QEMUDevice *dev = device_find(id);
+    g_assert_nonnull(dev);
+    return atomic_load(&device_lock_of(dev)->acquisitions);
+}
+
+/* Each channel is a device of its own: its ATA registers and its half of
+ * the bus-master BAR take its lock, never the other channel's. */
+static void test_channel_locks(void)
+{
+    uint64_t ch0 = acquisitions("ide-channel0"), ch1 = acquisitions("ide-channel1");
+    inb(PRIMARY + REG_STATUS);
+    inb(CTL(PRIMARY));
+    inb(BM(PRIMARY) + 2);
+    g_assert_cmpuint(acquisitions("ide-channel0"), ==, ch0 + 3);
+    g_assert_cmpuint(acquisitions("ide-channel1"), ==, ch1);
+    inb(SECONDARY + REG_STATUS);
+    inb(BM(SECONDARY) + 2);
+    g_assert_cmpuint(acquisitions("ide-channel0"), ==, ch0 + 3);
+    g_assert_cmpuint(acquisitions("ide-channel1"), ==, ch1 + 2);
+}
+
 static unsigned map_irq(unsigned slot, unsigned pin)
 {
     return 16;
@@ -697,6 +721,7 @@ int main(int argc, char **argv)
     g_test_add_func("/ide/atapi/commands", test_atapi_commands);
     g_test_add_func("/ide/atapi/dma", test_atapi_dma);
     g_test_add_func("/ide/soft-reset", test_soft_reset);
+    g_test_add_func("/ide/channel-locks", test_channel_locks);
     int status = g_test_run();
 
     drives_close_all();

@@ -78,6 +78,8 @@ kit_base_root "$sysroot" "$l2root"
 # that modules.dep does not list): load crc32c_generic before it.
 kit_copy_modules "$sysroot" "$l2root" e1000 virtio_pci virtio_net virtio_blk \
     ata_piix ata_generic sd_mod sr_mod isofs crc32c_generic ext4 uio_pci_generic qemu_fw_cfg
+# e2fsprogs' mke2fs replaces busybox's applet link (which cannot make ext4).
+rm -f "$l2root/sbin/mke2fs"
 for tool in usr/bin/iperf3 usr/bin/lspci sbin/mke2fs; do kit_copy_elf "$sysroot" "$tool" "$l2root"; done
 ln -sf mke2fs "$l2root/sbin/mkfs.ext4"
 # Guest-side test programs (tests/guest), static so they need nothing else.
@@ -102,6 +104,7 @@ l1=$work/l1; l1root=$work/l1root
 mkdir -p "$l1"
 kit_base_root "$sysroot" "$l1root"
 kit_copy_modules "$sysroot" "$l1root" kvm-amd kvm-intel tun brd
+rm -f "$l1root/sbin/e2fsck" "$l1root/sbin/debugfs"
 for tool in usr/bin/iperf3 usr/bin/fio bin/ip sbin/e2fsck sbin/debugfs; do
     kit_copy_elf "$sysroot" "$tool" "$l1root"
 done

@@ -127,8 +127,6 @@ def iso(tmp_path_factory):
     (tree / "data.bin").write_bytes(data)
     image = tmp_path_factory.mktemp("iso") / "data.iso"
     subprocess.run([genisoimage, "-quiet", "-r", "-J", "-o", str(image), str(tree)], check=True)
-    # The bench carries extra files into L1 as it carries programs.
-    image.chmod(0o755)
     return image, hashlib.md5(data).hexdigest()
 
 

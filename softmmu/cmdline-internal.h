@@ -80,4 +80,8 @@ CmdlineResult chardev_config_parse(MachineConfig *cfg, GPtrArray *items, FILE *o
                                    Error **errp);
 void chardev_config_free(gpointer data);
 
+/* cmdline-drive.c: -drive, -hda..-hdd, -cdrom, and a bare disk image argument */
+CmdlineHandler handle_drive, handle_drive_shorthand;
+bool cmdline_add_disk_image(ParseState *ps, const char *file, Error **errp);
+
 #endif

@@ -277,11 +277,6 @@ static CmdlineResult handle_accepted(ParseState *ps, const OptionUse *use, Error
     return CMDLINE_RUN;
 }
 
-static CmdlineResult handle_drive(ParseState *ps, const OptionUse *use, Error **errp)
-{
-    return drive_add(ps->cfg->drives, use->arg, errp) ? CMDLINE_RUN : CMDLINE_ERROR;
-}
-
 static CmdlineResult handle_unsupported(ParseState *ps, const OptionUse *use, Error **errp)
 {
     error_setg(errp, "not supported yet");
@@ -376,8 +371,6 @@ static const CmdlineOption cmdline_options[] = {
     { "global", "DRIVER.PROP=VALUE|driver=DRIVER,property=PROP,value=VALUE",
       "default of PROP for every -device DRIVER (also kvm-pit.lost_tick_policy=discard|delay)",
       .handle = handle_global },
-    { "drive", "file=FILE,format=raw,if=none,id=ID[,cache=..][,aio=..][,readonly=on][,discard=unmap]",
-      "a disk image for -device ...,drive=ID", .handle = handle_drive },
     { "chardev", "null|stdio|file,id=ID[,path=PATH][,mux=on|off]",
       "a character backend for chardev=ID or -serial chardev:ID (-chardev help)",
       ITEMS(apply_chardev_items, "backend") },
@@ -401,8 +394,16 @@ static const CmdlineOption cmdline_options[] = {
     { "net", "none", "no network card (the only choice)", .handle = handle_none_only },
     { "monitor", "none", "no separate monitor (the only choice)", .handle = handle_none_only },
     UNSUPPORTED("qmp"),
-    UNSUPPORTED("hda"),
-    UNSUPPORTED("cdrom"),
+    { "drive", "[file=FILE][,if=ide|virtio|none][,format=raw][,index=N][,bus=B][,unit=U]\n"
+      "                [,media=disk|cdrom][,cache=writeback|none|writethrough|directsync|unsafe]\n"
+      "                [,aio=threads|native|io_uring][,readonly=on][,discard=ignore|unmap][,id=ID]",
+      "a disk or CD-ROM drive (raw images and host block devices)", .handle = handle_drive },
+    { "hda", "FILE", "the IDE disk at index 0 (-hdb, -hdc, -hdd: 1, 2, 3)",
+      .handle = handle_drive_shorthand },
+    { "hdb", "FILE", NULL, .handle = handle_drive_shorthand },
+    { "hdc", "FILE", NULL, .handle = handle_drive_shorthand },
+    { "hdd", "FILE", NULL, .handle = handle_drive_shorthand },
+    { "cdrom", "FILE", "the IDE CD-ROM at index 2", .handle = handle_drive_shorthand },
     UNSUPPORTED("netdev"),
 };
 
@@ -456,8 +457,8 @@ static CmdlineResult parse_argument(ParseState *ps, int argc, char **argv, int *
 {
     const char *word = argv[*index];
     if (word[0] != '-') {
-        error_setg(errp, "%s: disk image arguments are not supported (use -drive)", word);
-        return CMDLINE_ERROR;
+        /* As QEMU: a bare word is the disk image of -hda. */
+        return cmdline_result_of(cmdline_add_disk_image(ps, word, errp));
     }
     OptionUse use = { .option = find_option(word), .spelled = word };
     if (!use.option) {

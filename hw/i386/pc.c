@@ -15,6 +15,7 @@
 #include "hw/i386/boot.h"
 #include "hw/i386/mptable.h"
 #include "hw/i386/pc.h"
+#include "hw/ide/ide.h"
 #include "hw/input/i8042.h"
 #include "hw/irq.h"
 #include "hw/misc/isa-misc.h"
@@ -24,6 +25,7 @@
 #include "hw/rtc/mc146818rtc.h"
 #include "qemu/error.h"
 #include "sysemu/cpuid.h"
+#include "sysemu/drives.h"
 #include "sysemu/kvm.h"
 #include "sysemu/kvm-irqfd.h"
 #include "sysemu/runstate.h"
@@ -267,13 +269,23 @@ static bool pc_create_devices(PCMachine *m, const MachineConfig *cfg, Error **er
         !(m->fw_cfg = fw_cfg_new(errp)) || !pc_fill_fw_cfg(m, cfg, errp)) {
         return false;
     }
+    /* The PIIX3's IDE function is there with or without drives, as on QEMU. */
+    DeviceBuses buses = { .pci = m->pci_bus, .ide = piix3_ide_new(m->pci_bus, errp) };
+    if (!buses.ide || !drives_open(cfg->drives, errp) ||
+        !drives_create_devices(DRIVE_IF_IDE, &buses, errp)) {
+        return false;
+    }
     /* -device, ISA and PCI alike, after the built-in devices: the first
      * free COM port is the first that no -serial took, as in QEMU. */
-    DeviceBuses buses = { .pci = m->pci_bus };
     for (guint i = 0; i < cfg->devices->len; i++) {
         if (!device_config_realize(g_ptr_array_index(cfg->devices, i), &buses, errp)) {
             return false;
         }
+    }
+    /* if=virtio drives after the -device options: QEMU adds their devices
+     * to the end of the list, so they take the next free PCI slots. */
+    if (!drives_create_devices(DRIVE_IF_VIRTIO, &buses, errp)) {
+        return false;
     }
     return pci_bus_assign_resources(m->pci_bus, PCI_IO_BASE, PCI_IO_LIMIT,
                                     pc_pci_mem_base(m), PCI_MEM_LIMIT, errp);
@@ -417,6 +429,7 @@ void pc_machine_stop(void)
     device_drain_all();
     /* No interrupt injected into a VM whose vCPUs are gone. */
     kvm_irqfd_remove_all();
+    drives_close_all();
     /* The guest's last words are still in the backends' buffers. */
     chardev_flush_all();
 }

@@ -66,7 +66,8 @@ typedef struct MachineConfig {
 
     GPtrArray *fw_cfg_items;    /* of FwCfgItemConfig *, in order */
 
-    /* -drive, checked and placed (block/drive-config.h). */
+    /* -drive, -hda..-hdd, -cdrom (and a bare image argument), in order,
+     * placed and named (block/drive-config.h). */
     GPtrArray *drives;          /* of DriveConfig * */
 
     /* -chardev, in order: backends that devices and -serial chardev:ID

@@ -99,6 +99,7 @@ static void drive_config_free(gpointer data)
     DriveConfig *cfg = data;
     g_free(cfg->id);
     g_free(cfg->file);
+    g_free(cfg->origin);
     g_free(cfg);
 }
 

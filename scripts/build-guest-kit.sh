@@ -7,7 +7,8 @@
 #   bzImage      Debian's linux-image-amd64 kernel
 #   vmlinux      the same kernel uncompressed (ELF with the PVH entry note)
 #   initrd.cpio  busybox, the e1000/virtio/ata_piix/uio_pci_generic/qemu_fw_cfg
-#                modules, iperf3, the tests/guest programs and an
+#                modules, the disk ones (sd_mod, sr_mod/cdrom, ext4, isofs),
+#                mke2fs, iperf3, the tests/guest programs and an
 #                init (scripts/guest/init-l2) driven by the command line
 #   initrd-fio.cpio  the same followed by a second archive with fio and its
 #                libraries (80 MB: only the disk tests pay for it)
@@ -15,7 +16,8 @@
 # $KIT_DIR/l1:
 #   bzImage      the same kernel
 #   base.cpio    busybox, the kvm/kvm-amd/kvm-intel, tun and brd modules,
-#                iperf3, fio, ip, the L2 kit under /kit and an init
+#                iperf3, fio, ip, e2fsck and debugfs (to check what a guest
+#                wrote), the L2 kit under /kit and an init
 #                (scripts/guest/init-l1) that runs the test script packed
 #                beside it by the bench harness
 #
@@ -28,7 +30,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 KIT_DIR=${KIT_DIR:-$KIT_CACHE/kit}
 kernel_pkg=$(kit_kernel_package)
 [ -n "$kernel_pkg" ] || kit_die "apt does not know $KIT_KERNEL_PKG (run apt-get update)"
-L1_TOOLS=(iperf3 fio iproute2)
+L1_TOOLS=(iperf3 fio iproute2 e2fsprogs)
 # L2 guests also get pciutils' lspci (busybox-static has none).
 L2_TOOLS=(pciutils)
 mapfile -t closure < <(kit_closure "${L1_TOOLS[@]}" "${L2_TOOLS[@]}")
@@ -79,9 +81,14 @@ extract_vmlinux() {
 l2=$work/l2; l2root=$work/l2root
 mkdir -p "$l2"
 kit_base_root "$sysroot" "$l2root"
+# ext4 asks the crypto API for crc32c at mount time (a soft dependency
+# that modules.dep does not list): load crc32c_generic before it.
 kit_copy_modules "$sysroot" "$l2root" e1000 virtio_pci virtio_net virtio_blk \
-    ata_piix ata_generic sd_mod uio_pci_generic qemu_fw_cfg
-for tool in usr/bin/iperf3 usr/bin/lspci; do kit_copy_elf "$sysroot" "$tool" "$l2root"; done
+    ata_piix ata_generic sd_mod sr_mod isofs crc32c_generic ext4 uio_pci_generic qemu_fw_cfg
+# e2fsprogs' mke2fs replaces busybox's applet link (which cannot make ext4).
+rm -f "$l2root/sbin/mke2fs"
+for tool in usr/bin/iperf3 usr/bin/lspci sbin/mke2fs; do kit_copy_elf "$sysroot" "$tool" "$l2root"; done
+ln -sf mke2fs "$l2root/sbin/mkfs.ext4"
 # Guest-side test programs (tests/guest), static so they need nothing else.
 for src in "$guest_tests"/*.c; do
     gcc -static -O2 -pthread -Wall -Wextra -I"$here/../include" -o "$l2root/bin/$(basename "$src" .c)" \
@@ -104,7 +111,10 @@ l1=$work/l1; l1root=$work/l1root
 mkdir -p "$l1"
 kit_base_root "$sysroot" "$l1root"
 kit_copy_modules "$sysroot" "$l1root" kvm-amd kvm-intel tun brd
-for tool in usr/bin/iperf3 usr/bin/fio bin/ip; do kit_copy_elf "$sysroot" "$tool" "$l1root"; done
+rm -f "$l1root/sbin/e2fsck" "$l1root/sbin/debugfs"
+for tool in usr/bin/iperf3 usr/bin/fio bin/ip sbin/e2fsck sbin/debugfs; do
+    kit_copy_elf "$sysroot" "$tool" "$l1root"
+done
 # iproute2's ip replaces busybox's (it can create persistent tap devices).
 ln -sf /bin/ip "$l1root/sbin/ip"
 install -m 755 "$here/guest/init-l1" "$l1root/init"

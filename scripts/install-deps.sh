@@ -12,6 +12,8 @@ packages=(
     apt dpkg cpio kmod binutils xz-utils
     # test harness and the host side of guest tests
     python3 python3-pytest iproute2 iperf3 fio
+    # the storage tests: an ISO for the CD-ROM, e2fsck/debugfs on the host side
+    genisoimage e2fsprogs
     # the fuzz build (configure --enable-fuzzing): clang and its libFuzzer/ASan runtimes
     clang libclang-rt-14-dev
     # test-acpi disassembles the generated DSDT with iasl

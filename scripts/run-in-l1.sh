@@ -9,7 +9,8 @@
 # including those whose /dev/kvm cannot run Linux. Each VMM binary is copied
 # in with the shared libraries it links (and QEMU's firmware files) and is
 # available in L1 as /bench/bin/NAME (any other executable, a benchmark
-# program or a guest kernel, comes in the same way); the L2 kit is in /kit.
+# program, comes in the same way, and so does a data file such as a disc
+# image, without libraries); the L2 kit is in /kit.
 #
 #   --tests DIR     a batch of test fragments (see tests/functional/kvmhost/
 #                   hostlib.sh); L1 runs them all and powers off
@@ -71,11 +72,18 @@ trap 'rm -rf "$work"' EXIT
 payload=$work/payload
 mkdir -p "$payload/bench/bin"
 
+# Programs come with their shared libraries; other files (a disk image
+# for a test) as they are.
 for spec in "${vmms[@]}"; do
     name=${spec%%=*} path=${spec#*=}
-    [ -x "$path" ] || kit_die "VMM $path is not an executable"
+    [ -r "$path" ] || kit_die "$path cannot be read"
     path=$(readlink -f "$path")
-    kit_copy_elf / "$path" "$payload"
+    if [ "$(head -c 4 "$path" | od -An -tx1 | tr -d ' ')" = 7f454c46 ]; then
+        kit_copy_elf / "$path" "$payload"
+    else
+        mkdir -p "$payload$(dirname "$path")"
+        cp "$path" "$payload$path"
+    fi
     ln -sf "$path" "$payload/bench/bin/$name"
 done
 # QEMU's firmware and option ROMs, at the paths QEMU looks for them.

@@ -74,4 +74,14 @@ CmdlineHandler handle_global;
 /* Give each -device what -global set and it did not. */
 void cmdline_devices_finish(ParseState *ps);
 
+/* cmdline-chardev.c: -chardev's KeyvalItems (the backend under "backend")
+ * into cfg->chardevs. */
+CmdlineResult chardev_config_parse(MachineConfig *cfg, GPtrArray *items, FILE *out,
+                                   Error **errp);
+void chardev_config_free(gpointer data);
+
+/* cmdline-drive.c: -drive, -hda..-hdd, -cdrom, and a bare disk image argument */
+CmdlineHandler handle_drive, handle_drive_shorthand;
+bool cmdline_add_disk_image(ParseState *ps, const char *file, Error **errp);
+
 #endif

@@ -212,3 +212,13 @@ bool keyval_id_is_valid(const char *id)
     }
     return true;
 }
+
+bool keyval_check_id(const char *id, Error **errp)
+{
+    if (!keyval_id_is_valid(id)) {
+        error_setg(errp, "'%s' is not a valid id: it must start with a letter and hold "
+                   "only letters, digits, '-', '.' and '_'", id);
+        return false;
+    }
+    return true;
+}

@@ -47,6 +47,8 @@ bool keyval_item_uint(const KeyvalItem *item, uint64_t min, uint64_t max,
 /* QEMU's rule for the ids of objects and devices: a letter, then letters,
  * digits, '-', '.' and '_'. */
 bool keyval_id_is_valid(const char *id);
+/* The same, with the error that says the rule. */
+bool keyval_check_id(const char *id, Error **errp);
 
 /*
  * A size: digits with an optional k/K, m/M, g/G or t/T suffix in binary

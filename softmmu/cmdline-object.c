@@ -44,9 +44,7 @@ ObjectParseResult object_config_parse(MachineConfig *cfg, GPtrArray *items, FILE
         error_setg(errp, "parameter 'id' is missing");
         return OBJECT_PARSE_ERROR;
     }
-    if (!keyval_id_is_valid(id)) {
-        error_setg(errp, "'%s' is not a valid id: it must start with a letter and hold "
-                   "only letters, digits, '-', '.' and '_'", id);
+    if (!keyval_check_id(id, errp)) {
         return OBJECT_PARSE_ERROR;
     }
     if (g_ptr_array_find_with_equal_func(cfg->iothread_ids, id, g_str_equal, NULL)) {

@@ -76,6 +76,12 @@ static CmdlineResult apply_object_items(ParseState *ps, const OptionUse *use,
     return CMDLINE_ERROR;
 }
 
+static CmdlineResult apply_chardev_items(ParseState *ps, const OptionUse *use,
+                                         GPtrArray *items, Error **errp)
+{
+    return chardev_config_parse(ps->cfg, items, ps->out, errp);
+}
+
 /* ---- -fw_cfg ---- */
 
 #define FW_CFG_MAX_NAME_LENGTH 55   /* the guest's directory holds 56 bytes with the NUL */
@@ -181,7 +187,8 @@ static bool serial_backend_is_supported(const char *spec)
 {
     static const char *const plain_backends[] = { "stdio", "mon:stdio", "null", "none", NULL };
     return g_strv_contains(plain_backends, spec) ||
-           (g_str_has_prefix(spec, "file:") && spec[strlen("file:")] != '\0');
+           (g_str_has_prefix(spec, "file:") && spec[strlen("file:")] != '\0') ||
+           (g_str_has_prefix(spec, "chardev:") && spec[strlen("chardev:")] != '\0');
 }
 
 static bool stdio_is_taken(GPtrArray *serials)
@@ -199,7 +206,7 @@ static CmdlineResult handle_serial(ParseState *ps, const OptionUse *use, Error *
     GPtrArray *serials = ps->cfg->serials;
     if (!serial_backend_is_supported(use->arg)) {
         error_setg(errp, "unsupported serial backend (use stdio, mon:stdio, file:PATH, "
-                   "null or none)");
+                   "chardev:ID, null or none)");
         return CMDLINE_ERROR;
     }
     if (serials->len == MAX_SERIAL_PORTS) {
@@ -268,11 +275,6 @@ static CmdlineResult handle_append(ParseState *ps, const OptionUse *use, Error *
 static CmdlineResult handle_accepted(ParseState *ps, const OptionUse *use, Error **errp)
 {
     return CMDLINE_RUN;
-}
-
-static CmdlineResult handle_drive(ParseState *ps, const OptionUse *use, Error **errp)
-{
-    return drive_add(ps->cfg->drives, use->arg, errp) ? CMDLINE_RUN : CMDLINE_ERROR;
 }
 
 static CmdlineResult handle_unsupported(ParseState *ps, const OptionUse *use, Error **errp)
@@ -362,15 +364,16 @@ static const CmdlineOption cmdline_options[] = {
       .handle = handle_initrd, STRING(initrd) },
     { "append", "CMDLINE", "kernel command line (needs -kernel)",
       .handle = handle_append, STRING(append) },
-    { "serial", "stdio|mon:stdio|file:PATH|null|none",
+    { "serial", "stdio|mon:stdio|file:PATH|chardev:ID|null|none",
       "next serial port's backend (up to 4)", .handle = handle_serial },
     { "device", "DRIVER[,prop=value[,...]]",
       "add a device (-device help, -device DRIVER,help)", ITEMS(apply_device_items, "driver") },
     { "global", "DRIVER.PROP=VALUE|driver=DRIVER,property=PROP,value=VALUE",
       "default of PROP for every -device DRIVER (also kvm-pit.lost_tick_policy=discard|delay)",
       .handle = handle_global },
-    { "drive", "file=FILE,format=raw,if=none,id=ID[,cache=..][,aio=..][,readonly=on][,discard=unmap]",
-      "a disk image for -device ...,drive=ID", .handle = handle_drive },
+    { "chardev", "null|stdio|file,id=ID[,path=PATH][,mux=on|off]",
+      "a character backend for chardev=ID or -serial chardev:ID (-chardev help)",
+      ITEMS(apply_chardev_items, "backend") },
     { "object", "iothread,id=ID", "an I/O thread that devices may name with iothread=ID",
       ITEMS(apply_object_items, "qom-type") },
     { "fw_cfg", "[name=]NAME,string=STR|file=PATH",
@@ -391,10 +394,17 @@ static const CmdlineOption cmdline_options[] = {
     { "net", "none", "no network card (the only choice)", .handle = handle_none_only },
     { "monitor", "none", "no separate monitor (the only choice)", .handle = handle_none_only },
     UNSUPPORTED("qmp"),
-    UNSUPPORTED("hda"),
-    UNSUPPORTED("cdrom"),
+    { "drive", "[file=FILE][,if=ide|virtio|none][,format=raw][,index=N][,bus=B][,unit=U]\n"
+      "                [,media=disk|cdrom][,cache=writeback|none|writethrough|directsync|unsafe]\n"
+      "                [,aio=threads|native|io_uring][,readonly=on][,discard=ignore|unmap][,id=ID]",
+      "a disk or CD-ROM drive (raw images and host block devices)", .handle = handle_drive },
+    { "hda", "FILE", "the IDE disk at index 0 (-hdb, -hdc, -hdd: 1, 2, 3)",
+      .handle = handle_drive_shorthand },
+    { "hdb", "FILE", NULL, .handle = handle_drive_shorthand },
+    { "hdc", "FILE", NULL, .handle = handle_drive_shorthand },
+    { "hdd", "FILE", NULL, .handle = handle_drive_shorthand },
+    { "cdrom", "FILE", "the IDE CD-ROM at index 2", .handle = handle_drive_shorthand },
     UNSUPPORTED("netdev"),
-    UNSUPPORTED("chardev"),
 };
 
 static void print_usage(FILE *out)
@@ -447,8 +457,8 @@ static CmdlineResult parse_argument(ParseState *ps, int argc, char **argv, int *
 {
     const char *word = argv[*index];
     if (word[0] != '-') {
-        error_setg(errp, "%s: disk image arguments are not supported (use -drive)", word);
-        return CMDLINE_ERROR;
+        /* As QEMU: a bare word is the disk image of -hda. */
+        return cmdline_result_of(cmdline_add_disk_image(ps, word, errp));
     }
     OptionUse use = { .option = find_option(word), .spelled = word };
     if (!use.option) {
@@ -540,6 +550,7 @@ static void machine_config_init(MachineConfig *cfg)
         .devices = g_ptr_array_new_with_free_func(device_config_destroy),
         .fw_cfg_items = g_ptr_array_new_with_free_func(fw_cfg_item_config_free),
         .iothread_ids = g_ptr_array_new_with_free_func(g_free),
+        .chardevs = g_ptr_array_new_with_free_func(chardev_config_free),
         .drives = drive_config_list_new(),
     };
     g_array_set_clear_func(cfg->cpu.features, cpu_feature_setting_clear);
@@ -582,6 +593,7 @@ void machine_config_free(MachineConfig *cfg)
     g_clear_pointer(&cfg->devices, g_ptr_array_unref);
     g_clear_pointer(&cfg->fw_cfg_items, g_ptr_array_unref);
     g_clear_pointer(&cfg->iothread_ids, g_ptr_array_unref);
+    g_clear_pointer(&cfg->chardevs, g_ptr_array_unref);
     g_clear_pointer(&cfg->drives, g_ptr_array_unref);
     g_free(cfg->name);
     g_free(cfg->pidfile);

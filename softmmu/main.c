@@ -13,7 +13,6 @@
 #include "qemu/error.h"
 #include "qemu/main-loop.h"
 #include "sysemu/machine-config.h"
-#include "sysemu/drives.h"
 #include "sysemu/iothread.h"
 #include "sysemu/runstate.h"
 
@@ -55,7 +54,6 @@ int main(int argc, char **argv)
 
     if ((cfg.pidfile && !write_pidfile(cfg.pidfile, &err)) ||
         !iothreads_create(cfg.iothread_ids, &err) ||
-        !drives_open(cfg.drives, &err) ||
         !pc_machine_start(&cfg, &err)) {
         error_report_err(err);
         chardev_restore_terminals();
@@ -66,7 +64,6 @@ int main(int argc, char **argv)
     int status = main_loop_run();
     runstate_set(RUN_STATE_SHUTDOWN);
     pc_machine_stop();
-    drives_close_all();
     iothreads_free_all();
     if (cfg.lock_stats) {
         device_lock_stats_print(stderr);

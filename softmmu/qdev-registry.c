@@ -20,6 +20,7 @@ static const char *const bus_names[] = {
     [DEVICE_BUS_NONE] = NULL,
     [DEVICE_BUS_ISA] = "ISA",
     [DEVICE_BUS_PCI] = "PCI",
+    [DEVICE_BUS_IDE] = "IDE",
 };
 
 static void *find_iothread(const char *id)
@@ -229,6 +230,10 @@ static bool check_placement(const DeviceConfig *dev, const DeviceBuses *buses, E
 {
     if (dev->type->bus == DEVICE_BUS_PCI && !buses->pci) {
         error_setg(errp, "No 'PCI' bus found for device '%s'", dev->type->name);
+        return false;
+    }
+    if (dev->type->bus == DEVICE_BUS_IDE && !buses->ide) {
+        error_setg(errp, "No 'IDE' bus found for device '%s'", dev->type->name);
         return false;
     }
     if (dev->id && device_find(dev->id)) {

@@ -558,6 +558,7 @@ static bool first_free_com_port(uint32_t *index, Error **errp)
 
 typedef struct ISASerialOptions {
     uint32_t index, iobase, irq;
+    DeviceLink chardev;
 } ISASerialOptions;
 
 static const DeviceProperty isa_serial_properties[] = {
@@ -567,6 +568,7 @@ static const DeviceProperty isa_serial_properties[] = {
                        "first of its 8 I/O ports; unset: COM port index's"),
     DEFINE_PROP_UINT32("irq", ISASerialOptions, irq, ISA_SERIAL_AUTO,
                        "ISA interrupt line 0 to 15; unset: COM port index's"),
+    DEFINE_PROP_LINK("chardev", DEVICE_PROP_CHARDEV, ISASerialOptions, chardev),
 };
 
 static QEMUDevice *isa_serial_realize(const void *options, const DeviceBuses *buses,
@@ -593,8 +595,11 @@ static QEMUDevice *isa_serial_realize(const void *options, const DeviceBuses *bu
         error_setg(errp, "I/O port 0x%x is already in use", iobase);
         return NULL;
     }
-    /* No chardev= yet (there is no -chardev): output goes nowhere. */
-    ISASerial *s = isa_serial_new(iobase, irq, NULL, errp);
+    /* Without chardev=, output goes nowhere and there is no input. */
+    if (o->chardev.id && !chardev_claim(o->chardev.id, errp)) {
+        return NULL;
+    }
+    ISASerial *s = isa_serial_new(iobase, irq, o->chardev.backend, errp);
     return s ? &s->dev : NULL;
 }
 

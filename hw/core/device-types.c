@@ -9,12 +9,15 @@
  */
 #include <glib.h>
 #include "hw/char/serial.h"
+#include "hw/ide/ide.h"
 #include "hw/misc/isa-misc.h"
 #include "hw/misc/testdev.h"
 #include "hw/qdev-registry.h"
 #include "hw/virtio/virtio-blk.h"
 
 const DeviceTypeInfo *const device_types[] = {
+    &ide_cd_type,
+    &ide_hd_type,
     &isa_debug_exit_type,
     &isa_serial_type,
     &pc_testdev_type,

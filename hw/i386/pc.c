@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <string.h>
 #include <glib.h>
 #include "chardev/char.h"
 #include "exec/memory.h"
@@ -14,6 +15,7 @@
 #include "hw/i386/boot.h"
 #include "hw/i386/mptable.h"
 #include "hw/i386/pc.h"
+#include "hw/ide/ide.h"
 #include "hw/input/i8042.h"
 #include "hw/irq.h"
 #include "hw/misc/isa-misc.h"
@@ -23,6 +25,7 @@
 #include "hw/rtc/mc146818rtc.h"
 #include "qemu/error.h"
 #include "sysemu/cpuid.h"
+#include "sysemu/drives.h"
 #include "sysemu/kvm.h"
 #include "sysemu/kvm-irqfd.h"
 #include "sysemu/runstate.h"
@@ -50,7 +53,6 @@ typedef struct PCMachine {
     GuestMemory mem;
     E820Table e820;
     MemoryRegion ram_low, ram_high;
-    Chardev *serial_backends[ISA_SERIAL_PORTS];
     PCIBus *pci_bus;
     AcpiPMState *acpi_pm;       /* NULL with acpi=off */
     FWCfgState *fw_cfg;
@@ -99,6 +101,57 @@ static void pc_build_e820(PCMachine *m)
     }
 }
 
+static void *pc_find_chardev(const char *id)
+{
+    return chardev_find(id);
+}
+
+/* -chardev's backends, which devices (chardev=ID) and -serial chardev:ID
+ * name. */
+static bool pc_create_chardevs(const MachineConfig *cfg, Error **errp)
+{
+    device_backend_set_finder(DEVICE_PROP_CHARDEV, pc_find_chardev);
+    for (guint i = 0; i < cfg->chardevs->len; i++) {
+        const ChardevConfig *c = g_ptr_array_index(cfg->chardevs, i);
+        Error *err = NULL;
+        if (!chardev_add(c->id, c->spec, &err)) {
+            error_prepend(&err, "-chardev id=%s: ", c->id);
+            error_propagate(errp, err);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The backend of -serial spec as "serialN" (QEMU's name), or the
+ * -chardev it names; NULL for "none" (or an error). */
+static Chardev *pc_serial_backend(unsigned index, const char *spec, Error **errp)
+{
+    if (g_str_has_prefix(spec, "chardev:")) {
+        const char *id = spec + strlen("chardev:");
+        if (!chardev_find(id)) {
+            error_setg(errp, "-serial %s: no -chardev with id '%s'", spec, id);
+            return NULL;
+        }
+        return chardev_claim(id, errp) ? chardev_find(id) : NULL;
+    }
+    if (strcmp(spec, "none") == 0) {
+        return NULL;
+    }
+    g_autofree char *id = g_strdup_printf("serial%u", index);
+    Error *err = NULL;
+    Chardev *chr = chardev_add(id, spec, &err);
+    if (!chr) {
+        error_prepend(&err, "-serial %s: ", spec);
+        error_propagate(errp, err);
+        return NULL;
+    }
+    /* A fresh id: nobody else can have claimed it. */
+    bool claimed = chardev_claim(id, NULL);
+    g_assert(claimed);
+    return chr;
+}
+
 static bool pc_create_serials(const MachineConfig *cfg, Error **errp)
 {
     if (cfg->serials->len > ISA_SERIAL_PORTS) {
@@ -106,19 +159,13 @@ static bool pc_create_serials(const MachineConfig *cfg, Error **errp)
         return false;
     }
     for (guint i = 0; i < cfg->serials->len; i++) {
-        const char *spec = g_ptr_array_index(cfg->serials, i);
         Error *err = NULL;
-        Chardev *chr = chardev_new(spec, &err);
+        Chardev *chr = pc_serial_backend(i, g_ptr_array_index(cfg->serials, i), &err);
         if (err) {
-            error_prepend(&err, "-serial %s: ", spec);
             error_propagate(errp, err);
             return false;
         }
-        if (!chr) {
-            continue;           /* "none": the COM slot stays empty */
-        }
-        pc.serial_backends[i] = chr;
-        if (!isa_serial_new_com(i, chr, errp)) {
+        if (chr && !isa_serial_new_com(i, chr, errp)) {
             return false;
         }
     }
@@ -207,7 +254,7 @@ static uint64_t pc_pci_mem_base(const PCMachine *m)
 
 static bool pc_create_devices(PCMachine *m, const MachineConfig *cfg, Error **errp)
 {
-    if (!pc_create_serials(cfg, errp)) {
+    if (!pc_create_chardevs(cfg, errp) || !pc_create_serials(cfg, errp)) {
         return false;
     }
     RTCState *rtc = rtc_new(8, errp);
@@ -222,13 +269,23 @@ static bool pc_create_devices(PCMachine *m, const MachineConfig *cfg, Error **er
         !(m->fw_cfg = fw_cfg_new(errp)) || !pc_fill_fw_cfg(m, cfg, errp)) {
         return false;
     }
+    /* The PIIX3's IDE function is there with or without drives, as on QEMU. */
+    DeviceBuses buses = { .pci = m->pci_bus, .ide = piix3_ide_new(m->pci_bus, errp) };
+    if (!buses.ide || !drives_open(cfg->drives, errp) ||
+        !drives_create_devices(DRIVE_IF_IDE, &buses, errp)) {
+        return false;
+    }
     /* -device, ISA and PCI alike, after the built-in devices: the first
      * free COM port is the first that no -serial took, as in QEMU. */
-    DeviceBuses buses = { .pci = m->pci_bus };
     for (guint i = 0; i < cfg->devices->len; i++) {
         if (!device_config_realize(g_ptr_array_index(cfg->devices, i), &buses, errp)) {
             return false;
         }
+    }
+    /* if=virtio drives after the -device options: QEMU adds their devices
+     * to the end of the list, so they take the next free PCI slots. */
+    if (!drives_create_devices(DRIVE_IF_VIRTIO, &buses, errp)) {
+        return false;
     }
     return pci_bus_assign_resources(m->pci_bus, PCI_IO_BASE, PCI_IO_LIMIT,
                                     pc_pci_mem_base(m), PCI_MEM_LIMIT, errp);
@@ -372,10 +429,7 @@ void pc_machine_stop(void)
     device_drain_all();
     /* No interrupt injected into a VM whose vCPUs are gone. */
     kvm_irqfd_remove_all();
+    drives_close_all();
     /* The guest's last words are still in the backends' buffers. */
-    for (size_t i = 0; i < G_N_ELEMENTS(pc.serial_backends); i++) {
-        if (pc.serial_backends[i]) {
-            chardev_flush(pc.serial_backends[i]);
-        }
-    }
+    chardev_flush_all();
 }

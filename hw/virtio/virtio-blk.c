@@ -24,6 +24,7 @@
 #include "qemu/iov.h"
 #include "qemu/log.h"
 #include "qemu/main-loop.h"
+#include "sysemu/drives.h"
 
 #define PCI_CLASS_STORAGE_SCSI  0x010000
 
@@ -446,8 +447,16 @@ static QEMUDevice *virtio_blk_pci_realize(const void *options, const DeviceBuses
                                           Error **errp)
 {
     const VirtIOBlkPCIOptions *o = options;
+    DriveInfo *drive = o->drive.backend;
+    if (drive && !drive_info_claim(drive, errp)) {
+        return NULL;
+    }
+    if (drive && !drive->blk) {
+        error_setg(errp, "Device needs media, but drive is empty");
+        return NULL;
+    }
     VirtIOBlkConf conf = {
-        .blk = o->drive.backend, .iothread = o->iothread.backend,
+        .blk = drive ? drive->blk : NULL, .iothread = o->iothread.backend,
         .num_queues = o->num_queues, .queue_size = o->queue_size, .serial = o->serial,
     };
     return virtio_blk_pci_new(buses->pci, o->addr, &conf, errp);

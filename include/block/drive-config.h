@@ -77,6 +77,9 @@ typedef struct DriveConfig {
     DriveErrorAction werror;
     DriveErrorAction rerror;
     bool read_only;             /* readonly=on, or media=cdrom */
+    /* The option as the user wrote it ("-drive file=...", "-hda disk.img"),
+     * for errors raised when the drive is opened or attached. */
+    char *origin;
 } DriveConfig;
 
 /* IDE on the pc machine: two channels of two units. */

@@ -1,5 +1,6 @@
 /*
- * Character backends (-serial stdio|mon:stdio|file:PATH|null|none).
+ * Character backends (-serial stdio|mon:stdio|file:PATH|null|none|chardev:ID,
+ * -chardev null|stdio|file,id=ID).
  *
  * Writes never block the caller (a vCPU holding the serial port's lock):
  * bytes go into a bounded buffer that the I/O thread drains to the host fd.
@@ -10,6 +11,7 @@
 #ifndef CHARDEV_CHAR_H
 #define CHARDEV_CHAR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "qemu/error.h"
@@ -35,6 +37,16 @@ void chardev_accept_input(Chardev *chr);
 /* Write out everything buffered (at exit). */
 void chardev_flush(Chardev *chr);
 uint64_t chardev_dropped_bytes(Chardev *chr);
+
+/* Backends by id, made while the machine is built: -chardev's, and
+ * -serial's as "serial0".."serial3" (the names QEMU gives them). */
+Chardev *chardev_add(const char *id, const char *spec, Error **errp);
+Chardev *chardev_find(const char *id);
+/* A frontend takes the backend named id (which exists); a second one is
+ * refused, as QEMU refuses it. */
+bool chardev_claim(const char *id, Error **errp);
+/* chardev_flush of every backend with an id (at exit). */
+void chardev_flush_all(void);
 
 /* Restore the terminal of every stdio backend (exit, signals). */
 void chardev_restore_terminals(void);

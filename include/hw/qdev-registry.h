@@ -22,6 +22,7 @@ typedef enum DeviceBusKind {
     DEVICE_BUS_NONE,    /* on no bus the user chooses (a platform device) */
     DEVICE_BUS_ISA,
     DEVICE_BUS_PCI,
+    DEVICE_BUS_IDE,     /* a channel of the PIIX3 IDE function */
 } DeviceBusKind;
 
 /* The groups `-device help` lists, in QEMU's order and with its headings. */
@@ -34,8 +35,10 @@ typedef enum DeviceCategory {
 } DeviceCategory;
 
 /* What the machine offers the devices it realizes. */
+struct PIIXIDEState;
 typedef struct DeviceBuses {
     PCIBus *pci;        /* NULL: a machine without PCI */
+    struct PIIXIDEState *ide;   /* the IDE function's channels, or NULL */
 } DeviceBuses;
 
 typedef struct DeviceTypeInfo {

@@ -66,8 +66,13 @@ typedef struct MachineConfig {
 
     GPtrArray *fw_cfg_items;    /* of FwCfgItemConfig *, in order */
 
-    /* -drive, checked and placed (block/drive-config.h). */
+    /* -drive, -hda..-hdd, -cdrom (and a bare image argument), in order,
+     * placed and named (block/drive-config.h). */
     GPtrArray *drives;          /* of DriveConfig * */
+
+    /* -chardev, in order: backends that devices and -serial chardev:ID
+     * name by id. */
+    GPtrArray *chardevs;        /* of ChardevConfig * */
 
     /* -object iothread,id=ID: the I/O threads to start, by id. */
     GPtrArray *iothread_ids;    /* of char * */
@@ -76,6 +81,13 @@ typedef struct MachineConfig {
     char *name;                 /* -name */
     char *pidfile;              /* -pidfile */
 } MachineConfig;
+
+/* One -chardev: its id and the backend in -serial's spelling
+ * (chardev/char.h): "null", "stdio", "mon:stdio", "file:PATH". */
+typedef struct ChardevConfig {
+    char *id;
+    char *spec;
+} ChardevConfig;
 
 typedef enum CmdlineResult {
     CMDLINE_RUN,        /* config filled: build and run the machine */

@@ -69,6 +69,17 @@ BAD = [
      "-device virtio-blk-pci: drive property not set"),
     (["-device", "virtio-blk-pci,drive=nope", "-kernel", "/dev/null"],
      "Property 'virtio-blk-pci.drive' can't find value 'nope'"),
+    # Character backends.
+    (["-chardev", "socket,id=s0,path=/tmp/s"], "'socket' is not a valid char driver name"),
+    (["-chardev", "null"], "-chardev null: chardev: no id specified"),
+    (["-chardev", "null,id=c0,path=x"], "Invalid parameter 'path' for chardev backend 'null'"),
+    (["-chardev", "file,id=c0"], "no filename given"),
+    (["-chardev", "null,id=c0", "-chardev", "null,id=c0"], "attempt to add duplicate chardev 'c0'"),
+    (["-serial", "chardev:nope", "-kernel", "/dev/null"], "no -chardev with id 'nope'"),
+    (["-device", "isa-serial,chardev=nope", "-kernel", "/dev/null"],
+     "Property 'isa-serial.chardev' can't find value 'nope'"),
+    (["-chardev", "null,id=c0", "-serial", "chardev:c0", "-device", "isa-serial,chardev=c0",
+      "-kernel", "/dev/null"], "Device 'c0' is in use"),
 ]
 
 # Options the parser accepts: the machine gets as far as loading the
@@ -159,7 +170,7 @@ def test_fw_cfg_name_outside_opt_warns_and_is_accepted(our_vmm):
     (["-device", "isa-debug-exit,help"], "  iosize=<uint32>        -  (default: 2)\n"),
     (["-device", "pc-testdev,help"], "There are no options for pc-testdev."),
     (["-device", "help"], 'Misc devices:\nname "isa-debug-exit", bus ISA'),
-    (["-device", "help"], 'Storage devices:\nname "virtio-blk-pci", bus PCI'),
+    (["-device", "help"], 'name "ide-hd", bus IDE, desc "virtual IDE disk"\nname "virtio-blk-pci", bus PCI'),
     (["-device", "virtio-blk-pci,help"], "  num-queues=<uint16>    - request queues"),
     (["-cpu", "help"], "qemu64"),
     (["-object", "help"], "iothread"),
@@ -167,6 +178,22 @@ def test_fw_cfg_name_outside_opt_warns_and_is_accepted(our_vmm):
 def test_informational_options_exit_0(our_vmm, args, expect):
     proc = run(our_vmm, args)
     assert proc.returncode == 0 and expect in proc.stdout, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("wiring", [
+    ["-serial", "chardev:con"],
+    ["-serial", "none", "-device", "isa-serial,chardev=con"],
+], ids=["serial-chardev", "isa-serial-chardev"])
+def test_chardev_carries_the_guest_console(our_vmm, tiny_kernels, tmp_path, wiring):
+    """A -chardev named by -serial chardev:ID or by isa-serial's chardev=
+    gets what the guest writes to COM1."""
+    out = tmp_path / "console.txt"
+    proc = run(our_vmm, ["-accel", "kvm", "-m", "64M", "-display", "none",
+                         "-chardev", f"file,id=con,path={out}", *wiring,
+                         "-device", "isa-debug-exit,iobase=0xf4,iosize=4",
+                         "-kernel", str(tiny_kernels / "tiny.elf"), "-append", "exit=4"])
+    assert proc.returncode == 9, proc.stderr
+    assert "tiny: hello" in out.read_text()
 
 
 def test_object_iothread_runs_a_thread_of_its_name(our_vmm, tiny_kernels):
@@ -189,3 +216,132 @@ def test_object_iothread_runs_a_thread_of_its_name(our_vmm, tiny_kernels):
     finally:
         proc.kill()
         proc.wait()
+
+
+# ---- drives: every mistake is one line naming the -drive or -device option ----
+
+NO_KERNEL = ["-kernel", "/dev/null"]
+
+
+def drive_errors(tmp):
+    raw = tmp / "disk.raw"
+    raw.write_bytes(bytes(1 << 20))
+    raw2 = tmp / "disk2.raw"
+    raw2.write_bytes(bytes(1 << 20))
+    qcow2 = tmp / "disk.qcow2"
+    qcow2.write_bytes(b"QFI\xfb" + bytes(1 << 16))
+    return [
+        (["-drive", f"file={tmp}/missing.img,format=raw", *NO_KERNEL],
+         f"-drive file={tmp}/missing.img,format=raw: Could not open '{tmp}/missing.img': "
+         "No such file or directory"),
+        (["-drive", f"file={tmp},format=raw", *NO_KERNEL],
+         f"-drive file={tmp},format=raw: Could not open '{tmp}': not a regular file or a "
+         "block device"),
+        (["-drive", f"file={raw},format=qcow2"], "format 'qcow2' is not supported"),
+        (["-drive", f"file={qcow2}", *NO_KERNEL], "is in qcow2 format: only raw images"),
+        (["-hda", str(qcow2), *NO_KERNEL], f"-hda {qcow2}: Image"),
+        (["-drive", f"file={raw},format=raw,bogus=1"], "unsupported parameter 'bogus'"),
+        (["-drive", f"file={raw},format=raw,if=scsi"],
+         f"-drive file={raw},format=raw,if=scsi: unsupported bus type 'scsi'"),
+        (["-drive", f"file={raw},format=raw,cache=fast"], "cache"),
+        (["-drive", f"file={raw},format=raw,aio=native"], "aio=native was specified"),
+        (["-hdc", str(raw), "-cdrom", str(raw)], "-cdrom"),
+        (["-device", "ide-hd", *NO_KERNEL], "-device ide-hd: No drive specified"),
+        (["-device", "ide-cd,bus=ide.2", *NO_KERNEL], "-device ide-cd,bus=ide.2: Bus 'ide.2' not found"),
+        (["-device", "ide-cd,unit=2", *NO_KERNEL], "Can't create IDE unit 2, bus supports only 2 units"),
+        (["-device", "ide-hd,drive=nope", *NO_KERNEL], "Property 'ide-hd.drive' can't find value 'nope'"),
+        (["-drive", f"file={raw},format=raw,if=none,id=d0,readonly=on", "-device", "ide-hd,drive=d0",
+          *NO_KERNEL], "-device ide-hd,drive=d0: Block node is read-only"),
+        (["-drive", f"file={raw},format=raw,if=none,id=d0", "-device", "ide-hd,drive=d0",
+          "-device", "ide-cd,drive=d0", *NO_KERNEL], "Drive 'd0' is already in use by another device"),
+        (["-drive", f"file={raw},format=raw,id=d0", "-device", "ide-hd,drive=d0", *NO_KERNEL],
+         "Drive 'd0' is already in use because it has been automatically connected"),
+        (["-drive", f"file={raw},format=raw,if=none,id=d0", "-drive", f"file={raw2},format=raw",
+          "-device", "ide-hd,drive=d0,bus=ide.0,unit=0", *NO_KERNEL],
+         "-device ide-hd,drive=d0,bus=ide.0,unit=0: IDE unit 0 is in use"),
+        (["-drive", f"file={raw},format=raw", "-drive", f"file={raw},format=raw", *NO_KERNEL],
+         "Failed to get \"write\" lock"),
+        (["-drive", f"file={raw},format=raw,media=cdrom,index=2", "-device", "ide-cd,bus=ide.1,unit=0",
+          *NO_KERNEL],
+         "-device ide-cd,bus=ide.1,unit=0: IDE unit 0 is in use"),
+        (["-drive", f"file={raw},format=raw,index=1", "-device", "ide-hd,drive=ide0-hd1", *NO_KERNEL],
+         "automatically connected"),
+    ]
+
+
+def test_drive_errors_exit_1_with_one_line(our_vmm, tmp_path):
+    for args, named in drive_errors(tmp_path):
+        proc = run(our_vmm, args)
+        assert proc.returncode == 1, (args, proc.stderr)
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 1, (args, proc.stderr)
+        assert lines[0].startswith("qemu-system-x86_64: ") and named in lines[0], (args, proc.stderr)
+
+
+def test_drives_are_accepted(our_vmm, tmp_path):
+    """-hda..-hdd, -cdrom (also empty), a bare image argument, -device ide-hd
+    and ide-cd on if=none drives: the machine is built up to the kernel."""
+    disks = []
+    for name in ("a", "b", "c"):
+        disk = tmp_path / f"{name}.raw"
+        disk.write_bytes(bytes(1 << 20))
+        disks.append(str(disk))
+    for args in (
+        ["-hda", disks[0], "-hdb", disks[1], "-cdrom", disks[2]],
+        [disks[0], "-drive", "if=ide,index=3,media=cdrom"],
+        ["-drive", f"file={disks[0]},format=raw,if=none,id=d0", "-device", "ide-hd,drive=d0,id=disk0",
+         "-drive", f"file={disks[1]},format=raw,if=none,id=d1,readonly=on",
+         "-device", "ide-cd,drive=d1,bus=ide.1,unit=1", "-device", "ide-cd"],
+        ["-drive", f"file={disks[0]},format=raw,cache=none,aio=native",
+         "-drive", f"file={disks[1]},format=raw,cache=directsync,aio=io_uring,index=1"],
+    ):
+        proc = run(our_vmm, [*args, *MISSING_KERNEL])
+        assert proc.returncode == 1, proc.stderr
+        # Probed images get QEMU's warning; the one error is the kernel's.
+        errors = [line for line in proc.stderr.splitlines()
+                  if line.startswith("qemu-system-x86_64:")]
+        assert len(errors) == 1 and "/nonexistent/bzImage" in errors[0], (args, proc.stderr)
+
+
+def test_probed_raw_image_warns_as_qemu(our_vmm, tmp_path):
+    disk = tmp_path / "disk.raw"
+    disk.write_bytes(bytes(1 << 20))
+    proc = run(our_vmm, ["-hda", str(disk), *MISSING_KERNEL])
+    assert proc.stderr.startswith(
+        f"WARNING: Image format was not specified for '{disk}' and probing guessed raw."), proc.stderr
+
+
+def test_virtio_drive_without_virtio_blk_is_refused(our_vmm, tmp_path):
+    if "virtio-blk-pci" in run(our_vmm, ["-device", "help"]).stdout:
+        pytest.skip("this build has virtio-blk-pci")
+    disk = tmp_path / "disk.raw"
+    disk.write_bytes(bytes(1 << 20))
+    proc = run(our_vmm, ["-drive", f"file={disk},format=raw,if=virtio", *NO_KERNEL])
+    assert proc.returncode == 1
+    assert proc.stderr.strip() == (f"qemu-system-x86_64: -drive file={disk},format=raw,if=virtio: "
+                                   "virtio-blk-pci is not available in this build"), proc.stderr
+
+
+def test_second_vmm_on_the_same_image_is_refused(our_vmm, tiny_kernels, tmp_path):
+    """QEMU's image locks: a second writer gets one line naming the image;
+    a read-only CD-ROM next to the writer is refused too (it cannot share
+    the writer's permission)."""
+    disk = tmp_path / "disk.raw"
+    disk.write_bytes(bytes(1 << 20))
+    first = subprocess.Popen([our_vmm, "-accel", "kvm", "-m", "64M", "-nographic",
+                              "-drive", f"file={disk},format=raw",
+                              "-kernel", str(tiny_kernels / "tiny.elf"), "-append", "hello"],
+                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True)
+    try:
+        assert "tiny: hello" in first.stdout.readline(), "the tiny guest did not start"
+        for drive, lock in ((f"file={disk},format=raw", '"write"'),
+                            (f"file={disk},format=raw,media=cdrom", 'shared "write"')):
+            proc = run(our_vmm, ["-drive", drive, "-kernel", str(tiny_kernels / "tiny.elf")])
+            assert proc.returncode == 1, proc.stderr
+            assert proc.stderr.strip() == (
+                f"qemu-system-x86_64: -drive {drive}: Failed to get {lock} lock: is another "
+                f"process using the image [{disk}]?"), proc.stderr
+    finally:
+        first.kill()
+        first.wait()

@@ -87,10 +87,11 @@ def platform_guest(runs):
     return expect_guest(runs["platform"], "boot", exit_status=0, vmm_status=1)
 
 
-def test_lspci_lists_host_bridge_isa_bridge_and_test_device(runs):
+def test_lspci_lists_host_bridge_isa_bridge_ide_and_test_device(runs):
     log = platform_guest(runs).log
+    # 00:01.1 is the PIIX3's IDE function, there with or without drives.
     for line in (r"^00:00\.0 0600: 8086:1237", r"^00:01\.0 0601: 8086:7000",
-                 r"^00:0[2-9a-f]\.0 ff00: 7e57:0001"):
+                 r"^00:01\.1 0101: 8086:7010", r"^00:0[2-9a-f]\.0 ff00: 7e57:0001"):
         assert re.search(line, log, re.M), f"{line} missing:\n{log}"
 
 

@@ -361,21 +361,6 @@ static void test_devices(void)
     parsed_free(p);
 }
 
-/* -drive goes into the drive list as block/drive-config.c places it;
- * the machine opens it later. */
-static void test_drives(void)
-{
-    Parsed *p = parse_ok("-drive file=a.img,format=raw,if=none,id=d0,cache=none,aio=native "
-                         "-device virtio-blk-pci,drive=d0");
-    g_assert_cmpuint(p->cfg.drives->len, ==, 1);
-    const DriveConfig *d = g_ptr_array_index(p->cfg.drives, 0);
-    g_assert_cmpstr(d->id, ==, "d0");
-    g_assert_cmpstr(d->file, ==, "a.img");
-    g_assert_cmpint(d->interface, ==, DRIVE_IF_NONE);
-    g_assert_cmpint(d->aio, ==, DRIVE_AIO_NATIVE);
-    parsed_free(p);
-}
-
 static void test_pci_addresses(void)
 {
     static const struct {
@@ -576,7 +561,7 @@ static void test_errors(void)
         { "-accel kvm,kernel-irqchip=on", "-accel kvm,kernel-irqchip=on: property "
           "'kernel-irqchip' is not supported" },
         { "-serial pty", "-serial pty: unsupported serial backend (use stdio, mon:stdio, "
-          "file:PATH, null or none)" },
+          "file:PATH, chardev:ID, null or none)" },
         { "-serial tcp::4444,server", "-serial tcp::4444,server: unsupported serial backend" },
         { "-serial file:", "-serial file:: unsupported serial backend" },
         { "-serial null -serial null -serial null -serial null -serial null",
@@ -676,11 +661,16 @@ static void test_errors(void)
         { "-fw_cfg opt/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa,string=x",
           "-fw_cfg opt/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa,string=x: name "
           "'opt/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa' is too long (at most 55" },
-        { "-drive file=disk.img,if=scsi", "-drive file=disk.img,if=scsi: unsupported bus type "
-          "'scsi'" },
+        { "-drive file=disk.img,if=scsi", "-drive file=disk.img,if=scsi: unsupported bus "
+          "type 'scsi'" },
+        { "-drive file=disk.img,bogus=1", "-drive file=disk.img,bogus=1: unsupported "
+          "parameter 'bogus'" },
+        { "-drive file=a -drive file=b,index=0", "-drive file=b,index=0: drive with bus=0, "
+          "unit=0 (index=0) exists" },
+        { "-hdc a -cdrom b", "-cdrom b: drive with bus=1, unit=0 (index=2) exists" },
+        { "-hda", "-hda: requires an argument" },
         { "-drive file=disk.img,if=none,id=a -drive file=b.img,if=none,id=a",
           "-drive file=b.img,if=none,id=a: Duplicate ID 'a' for drive" },
-        { "disk.img", "disk.img: disk image arguments are not supported" },
         { "-d bogus", "-d bogus: unknown log category 'bogus'" },
         { "-name vm,color=red", "-name vm,color=red: property 'color' is not supported" },
         { "-foo -help", "-foo: unknown option" },
@@ -767,6 +757,35 @@ static void test_log_help(void)
     g_test_trap_assert_stdout("*guest_errors*");
 }
 
+/* -drive, -hda..-hdd, -cdrom and a bare image become DriveConfigs in
+ * order, placed and named as QEMU does, each knowing how it was written. */
+static void test_drives(void)
+{
+    Parsed *p = parse_ok("disk0.img -hdb disk1.img -cdrom cd.iso "
+                         "-drive file=d.img,if=none,id=data,cache=none,aio=native");
+    GPtrArray *drives = p->cfg.drives;
+    g_assert_cmpuint(drives->len, ==, 4);
+    static const struct {
+        const char *id, *file, *origin;
+        int bus, unit;
+    } expect[] = {
+        { "ide0-hd0", "disk0.img", "disk0.img", 0, 0 },
+        { "ide0-hd1", "disk1.img", "-hdb disk1.img", 0, 1 },
+        { "ide1-cd0", "cd.iso", "-cdrom cd.iso", 1, 0 },
+        { "data", "d.img", "-drive file=d.img,if=none,id=data,cache=none,aio=native", 0, 0 },
+    };
+    for (guint i = 0; i < drives->len; i++) {
+        const DriveConfig *cfg = g_ptr_array_index(drives, i);
+        g_assert_cmpstr(cfg->id, ==, expect[i].id);
+        g_assert_cmpstr(cfg->file, ==, expect[i].file);
+        g_assert_cmpstr(cfg->origin, ==, expect[i].origin);
+        g_assert_cmpint(cfg->bus, ==, expect[i].bus);
+        g_assert_cmpint(cfg->unit, ==, expect[i].unit);
+    }
+    g_assert_true(((DriveConfig *)g_ptr_array_index(drives, 2))->read_only);
+    parsed_free(p);
+}
+
 static void test_free_twice(void)
 {
     Parsed *p = parse_ok("-device isa-debug-exit -cpu host,+avx -kernel k -name n "
@@ -789,7 +808,6 @@ int main(int argc, char **argv)
     g_test_add_func("/cmdline/machine-properties", test_machine_properties);
     g_test_add_func("/cmdline/serial-defaults", test_serial_defaults);
     g_test_add_func("/cmdline/devices", test_devices);
-    g_test_add_func("/cmdline/drives", test_drives);
     g_test_add_func("/cmdline/pci-addresses", test_pci_addresses);
     g_test_add_func("/cmdline/globals", test_globals);
     g_test_add_func("/cmdline/kvm-pit-policy", test_kvm_pit_policy);
@@ -799,6 +817,7 @@ int main(int argc, char **argv)
     g_test_add_func("/cmdline/errors", test_errors);
     g_test_add_func("/cmdline/informational", test_informational);
     g_test_add_func("/cmdline/log-help", test_log_help);
+    g_test_add_func("/cmdline/drives", test_drives);
     g_test_add_func("/cmdline/free-twice", test_free_twice);
     return g_test_run();
 }

@@ -48,12 +48,20 @@ static char *take(GString *log)
 
 static const MemoryRegionOps nop_ops = { .max_access_size = 4 };
 
+/* Regions live as long as their device, which stays in the device list
+ * for the program's life: they are kept here, where they stay reachable. */
+static GPtrArray *regions;
+
 static MemoryRegion *io_region(const char *name, uint64_t size)
 {
     QEMUDevice *dev = g_new0(QEMUDevice, 1);
     device_init(dev, "test-device", "listened");
     MemoryRegion *mr = g_new0(MemoryRegion, 1);
     memory_region_init_io(mr, dev, &nop_ops, NULL, name, size);
+    if (!regions) {
+        regions = g_ptr_array_new();
+    }
+    g_ptr_array_add(regions, mr);
     return mr;
 }
 
@@ -93,6 +101,7 @@ static void test_add_del_and_order(void)
     assert_log(log, "del far@0x8000+0x10/0x0;");
 
     memory_listener_unregister(&r->l, as);
+    g_free(r);
     assert_log(log, "del big@0x1000+0x1000/0x0;");
     address_space_unmap(as, big);
     assert_log(log, "");
@@ -133,6 +142,7 @@ static void test_move_in_a_transaction(void)
     memory_listener_replay(&r->l, as);
     assert_log(log, "add other@0x100+0x100/0x0;add bar@0x200+0x100/0x0;");
     memory_listener_unregister(&r->l, as);
+    g_free(r);
     address_space_free(as);
     g_string_free(log, TRUE);
 }
@@ -158,6 +168,8 @@ static void test_listener_order_and_spaces(void)
     address_space_unmap(b, mr);
     memory_listener_unregister(&second->l, a);
     memory_listener_unregister(&first->l, a);
+    g_free(first);
+    g_free(second);
     assert_log(log, "1del r@0x30+0x10/0x0;");
     address_space_free(a);
     address_space_free(b);

@@ -246,7 +246,8 @@ static void test_types_help(void)
 {
     char *text = captured_output(print_types, NULL);
     /* Grouped under QEMU's headings, a blank line between groups, sorted. */
-    g_assert_true(g_str_has_prefix(text, "Storage devices:\nname \"virtio-blk-pci\", bus PCI, "));
+    g_assert_true(g_str_has_prefix(text, "Storage devices:\nname \"ide-cd\", bus IDE, "
+                                   "desc \"virtual IDE CD-ROM\"\nname \"ide-hd\", bus IDE"));
     g_assert_nonnull(strstr(text, "\n\nInput devices:\nname \"isa-serial\", bus ISA, "));
     const char *misc = strstr(text, "\n\nMisc devices:\n");
     g_assert_nonnull(misc);

@@ -198,8 +198,9 @@ def run_batch(fragments, mode=None, logdir=None, files=None):
 
     On the nested bench the fragments are shared out among l1_parallel() L1
     hosts running at once; directly, they run one after another.
-    files ({name: host path} of executables, e.g. a benchmark program or a
-    guest kernel) are available to the fragments as "$BENCH_FILES/name".
+    files ({name: host path} of programs, e.g. a benchmark program, or of
+    data such as a guest kernel or a disc image) are available to the
+    fragments as "$BENCH_FILES/name".
     Logs of every batch are kept in logdir (default build/test-logs): NAME.data.log
     is the framed output, and on the nested bench NAME.console.log is L1's
     kernel console.

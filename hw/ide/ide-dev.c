@@ -1,0 +1,90 @@
+/*
+ * -device ide-hd and ide-cd: a drive on a channel of the PIIX3 IDE
+ * function, with QEMU's properties drive=, unit=, model=, serial=, ver=,
+ * and bus=ide.N (QEMU's generic bus property; here only IDE devices have
+ * one).
+ */
+#include <string.h>
+#include <glib.h>
+#include "hw/ide/ide.h"
+
+typedef struct IDEDriveOptions {
+    DeviceLink drive;
+    char *bus;
+    uint32_t unit;
+    char *model;
+    char *serial;
+    char *ver;
+} IDEDriveOptions;
+
+#define IDE_UNIT_ANY UINT32_MAX
+
+static const DeviceProperty ide_drive_properties[] = {
+    DEFINE_PROP_LINK("drive", DEVICE_PROP_DRIVE, IDEDriveOptions, drive),
+    DEFINE_PROP_STRING("bus", IDEDriveOptions, bus, "ide.0 or ide.1 (default: the first "
+                       "with a free unit)"),
+    DEFINE_PROP_UINT32("unit", IDEDriveOptions, unit, IDE_UNIT_ANY, NULL),
+    DEFINE_PROP_STRING("model", IDEDriveOptions, model, NULL),
+    DEFINE_PROP_STRING("serial", IDEDriveOptions, serial, NULL),
+    DEFINE_PROP_STRING("ver", IDEDriveOptions, ver, NULL),
+};
+
+static bool ide_bus_number(const char *name, int *bus, Error **errp)
+{
+    if (!name) {
+        *bus = -1;
+        return true;
+    }
+    for (int i = 0; i < IDE_CHANNELS; i++) {
+        g_autofree char *candidate = g_strdup_printf("ide.%d", i);
+        if (strcmp(name, candidate) == 0) {
+            *bus = i;
+            return true;
+        }
+    }
+    error_setg(errp, "Bus '%s' not found", name);
+    return false;
+}
+
+static QEMUDevice *ide_drive_realize(const void *options, const DeviceBuses *buses,
+                                     IDEDriveKind kind, Error **errp)
+{
+    const IDEDriveOptions *o = options;
+    int bus;
+    if (!ide_bus_number(o->bus, &bus, errp)) {
+        return NULL;
+    }
+    IDEDriveIdentity identity = { .model = o->model, .serial = o->serial, .firmware = o->ver };
+    int unit = o->unit == IDE_UNIT_ANY ? -1 : (int)MIN(o->unit, INT32_MAX);
+    return ide_drive_attach(buses->ide, bus, unit, kind, o->drive.backend, &identity, errp);
+}
+
+static QEMUDevice *ide_hd_realize(const void *options, const DeviceBuses *buses, Error **errp)
+{
+    return ide_drive_realize(options, buses, IDE_DRIVE_HD, errp);
+}
+
+static QEMUDevice *ide_cd_realize(const void *options, const DeviceBuses *buses, Error **errp)
+{
+    return ide_drive_realize(options, buses, IDE_DRIVE_CD, errp);
+}
+
+const DeviceTypeInfo ide_hd_type = {
+    .name = "ide-hd",
+    .bus = DEVICE_BUS_IDE,
+    .category = DEVICE_CATEGORY_STORAGE,
+    .description = "virtual IDE disk",
+    DEVICE_PROPERTIES(ide_drive_properties),
+    .options_size = sizeof(IDEDriveOptions),
+    .realize = ide_hd_realize,
+};
+
+const DeviceTypeInfo ide_cd_type = {
+    .name = "ide-cd",
+    .bus = DEVICE_BUS_IDE,
+    .category = DEVICE_CATEGORY_STORAGE,
+    .description = "virtual IDE CD-ROM",
+    DEVICE_PROPERTIES(ide_drive_properties),
+    .options_size = sizeof(IDEDriveOptions),
+    .realize = ide_cd_realize,
+};

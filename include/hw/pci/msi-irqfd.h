@@ -4,8 +4,9 @@
  * signalled (no VMM lock, no ioctl); otherwise, and while the vector may
  * not be delivered (masked, MSI-X off), user space reads the notifier.
  *
- * The owner (hw/pci/msix.c) tells it after every change of the vector
- * whether the vector is deliverable and with which message:
+ * The owner (hw/pci/pci-vector-irqfd.c, for msi.c and msix.c) tells it
+ * after every change of the vector whether the vector is deliverable and
+ * with which message:
  *  - deliverable: the notifier is assigned as an irqfd to an MSI route
  *    (allocated on first use, pointed at each new message);
  *  - not deliverable: the irqfd is deassigned, so signals stay in the

@@ -5,7 +5,7 @@
  */
 #include <string.h>
 #include "block/drive-config.h"
-#include "../softmmu/cmdline-keyval.h"
+#include "qemu/keyval.h"
 
 /* A drive as parsed, before placement: -1 where the user gave nothing. */
 typedef struct DriveRequest {

@@ -11,7 +11,7 @@
 #include <glib.h>
 #include "qemu/error.h"
 #include "sysemu/machine-config.h"
-#include "cmdline-keyval.h"
+#include "qemu/keyval.h"
 
 #define MiB (UINT64_C(1) << 20)
 
@@ -42,7 +42,7 @@ typedef struct OptionUse {
 
 /* Takes an option whose argument is not split into items. */
 typedef CmdlineResult CmdlineHandler(ParseState *ps, const OptionUse *use, Error **errp);
-/* Takes an option string (cmdline-keyval.h), split into KeyvalItems. */
+/* Takes an option string (qemu/keyval.h), split into KeyvalItems. */
 typedef CmdlineResult CmdlineItemsHandler(ParseState *ps, const OptionUse *use,
                                           GPtrArray *items, Error **errp);
 

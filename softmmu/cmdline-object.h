@@ -7,7 +7,7 @@
 #define SOFTMMU_CMDLINE_OBJECT_H
 
 #include <stdio.h>
-#include "cmdline-keyval.h"
+#include "qemu/keyval.h"
 #include "sysemu/machine-config.h"
 
 typedef enum ObjectParseResult {

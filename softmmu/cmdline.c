@@ -33,7 +33,7 @@ struct CmdlineOption {
     const char *arg_syntax; /* NULL: the option takes no argument */
     const char *help;       /* NULL: not listed (an alias, or a QEMU option we refuse) */
     /* Either handle takes the option, or its argument is an option string
-     * (see cmdline-keyval.h) split with implied_key and given to apply_items. */
+     * (see qemu/keyval.h) split with implied_key and given to apply_items. */
     CmdlineHandler *handle;
     CmdlineItemsHandler *apply_items;
     const char *implied_key;

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <glib.h>
 #include "hw/qdev-properties.h"
-#include "cmdline-keyval.h"
+#include "qemu/keyval.h"
 
 #define PCI_SLOT_MAX 0x1f
 #define PCI_FUNCTION_MAX 7

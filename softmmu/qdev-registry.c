@@ -7,7 +7,7 @@
 #include <glib.h>
 #include "hw/qdev-registry.h"
 #include "sysemu/iothread.h"
-#include "cmdline-keyval.h"
+#include "qemu/keyval.h"
 
 static const char *const category_headings[DEVICE_CATEGORY_COUNT] = {
     [DEVICE_CATEGORY_STORAGE] = "Storage devices",

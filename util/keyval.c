@@ -1,6 +1,6 @@
-/* QEMU option strings and their value types (see cmdline-keyval.h). */
+/* QEMU option strings and their value types (see qemu/keyval.h). */
 #include <string.h>
-#include "cmdline-keyval.h"
+#include "qemu/keyval.h"
 
 static void keyval_item_free(gpointer data)
 {

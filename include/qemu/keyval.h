@@ -1,15 +1,16 @@
 /*
  * QEMU's option strings ("pc,accel=kvm,device-lock=off") and the value types
- * found in them. Private to softmmu/: the command line and the device
- * property parser (softmmu/qdev-properties.c).
+ * found in them: the command line, the device property parser
+ * (softmmu/qdev-properties.c) and the backends that parse their own
+ * options (block/drive-config.c, net/).
  *
  * Syntax, as QEMU documents it: items are separated by ','; a literal comma
  * inside an item is written ",,"; an item is "key=value" or a bare word; the
  * first item may omit "key=" when the option has an implied key (-machine pc
  * is -machine type=pc). A trailing comma is ignored.
  */
-#ifndef SOFTMMU_CMDLINE_KEYVAL_H
-#define SOFTMMU_CMDLINE_KEYVAL_H
+#ifndef QEMU_KEYVAL_H
+#define QEMU_KEYVAL_H
 
 #include <stdbool.h>
 #include <stdint.h>

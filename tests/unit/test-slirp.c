@@ -12,6 +12,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -21,6 +22,7 @@
 #include "net/netdev-config.h"
 #include "qemu/iov.h"
 #include "qemu/keyval.h"
+#include "sysemu/iothread.h"
 
 #define ETH_HLEN 14
 #define IP_HLEN 20
@@ -74,7 +76,10 @@ static uint32_t ip_of(const char *text)
 
 typedef struct Guest {
     GMainContext *ctx;
+    IOThread *iothread;         /* runs ctx; NULL: the test iterates it */
+    pthread_t io_thread;
     NetClientState *nic;
+    GMutex lock;                /* rx, with an I/O thread */
     GQueue rx;                  /* GByteArray *: frames the NIC took */
     bool ring_full;             /* the NIC refuses frames (receive returns 0) */
     unsigned refused;
@@ -92,6 +97,8 @@ static ssize_t nic_receive(NetClientState *nc, const struct iovec *iov, int iovc
 {
     Guest *g = nc->opaque;
     size_t len = iov_size(iov, iovcnt);
+    /* slirp runs on the NIC's context only: so do its frames. */
+    g_assert_true(!g->iothread || pthread_equal(pthread_self(), g->io_thread));
     if (g->ring_full) {
         g->refused++;
         return 0;
@@ -99,7 +106,9 @@ static ssize_t nic_receive(NetClientState *nc, const struct iovec *iov, int iovc
     GByteArray *frame = g_byte_array_sized_new(len);
     g_byte_array_set_size(frame, len);
     iov_to_buf(iov, iovcnt, 0, frame->data, len);
+    g_mutex_lock(&g->lock);
     g_queue_push_tail(&g->rx, frame);
+    g_mutex_unlock(&g->lock);
     return len;
 }
 
@@ -245,10 +254,20 @@ static bool guest_answer_arp(Guest *g, const Rx *rx)
 
 typedef bool FrameMatch(Guest *g, const Rx *rx, void *arg);
 
+/* Run what is ready on the netdev's context (its I/O thread does that by
+ * itself). */
 static void guest_pump(Guest *g)
 {
-    while (g_main_context_iteration(g->ctx, FALSE)) {
+    while (!g->iothread && g_main_context_iteration(g->ctx, FALSE)) {
     }
+}
+
+static GByteArray *guest_next_frame(Guest *g)
+{
+    g_mutex_lock(&g->lock);
+    GByteArray *f = g_queue_pop_head(&g->rx);
+    g_mutex_unlock(&g->lock);
+    return f;
 }
 
 /*
@@ -262,7 +281,7 @@ static void guest_wait(Guest *g, FrameMatch *match, void *arg)
     for (;;) {
         guest_pump(g);
         GByteArray *f;
-        while ((f = g_queue_pop_head(&g->rx))) {
+        while ((f = guest_next_frame(g))) {
             Rx rx = rx_parse(f);
             bool matched = !guest_answer_arp(g, &rx) && match(g, &rx, arg);
             g_byte_array_unref(f);
@@ -301,24 +320,52 @@ static void user_netdev_new(const char *optstr)
     g_ptr_array_unref(cfg.items);
 }
 
-static void guest_init(Guest *g, const char *optstr)
+static void record_thread(void *opaque)
+{
+    *(pthread_t *)opaque = pthread_self();
+}
+
+/* A guest whose NIC runs on io_id's thread (as a device with iothread=),
+ * or on a context the test iterates (NULL). */
+static void guest_init_on(Guest *g, const char *optstr, const char *io_id)
 {
     Error *err = NULL;
-    *g = (Guest){ .ctx = g_main_context_new(), .stream = g_byte_array_new() };
+    *g = (Guest){ .stream = g_byte_array_new() };
+    g_mutex_init(&g->lock);
     g_queue_init(&g->rx);
+    if (io_id) {
+        g->iothread = iothread_new(io_id, &err);
+        g_assert_nonnull(g->iothread);
+        g->ctx = iothread_context(g->iothread);
+        iothread_run_sync(g->iothread, record_thread, &g->io_thread);
+    } else {
+        g->ctx = g_main_context_new();
+    }
     user_netdev_new(optstr);
     g->nic = net_nic_new(&fake_nic_info, "nic0", netdev_find("u0"), 0, "nic0", g->ctx, g, &err);
     g_assert_nonnull(g->nic);
 }
 
+static void guest_init(Guest *g, const char *optstr)
+{
+    guest_init_on(g, optstr, NULL);
+}
+
+/* The netdev goes once its context no longer runs (net/slirp.c). */
 static void guest_free(Guest *g)
 {
+    if (g->iothread) {
+        iothread_free(g->iothread);
+    }
     net_client_free(g->nic);
     netdevs_free_all();
     g_queue_clear_full(&g->rx, (GDestroyNotify)g_byte_array_unref);
     g_byte_array_unref(g->stream);
-    guest_pump(g);
-    g_main_context_unref(g->ctx);
+    g_mutex_clear(&g->lock);
+    if (!g->iothread) {
+        guest_pump(g);
+        g_main_context_unref(g->ctx);
+    }
 }
 
 /* A port on 127.0.0.1 nobody listens on (the kernel's pick). */
@@ -530,7 +577,7 @@ static void test_flow_from_guest(void)
     /* Every frame taken was handed to slirp: one ARP reply each. */
     unsigned replies = 0;
     GByteArray *frame;
-    while ((frame = g_queue_pop_head(&g.rx))) {
+    while ((frame = guest_next_frame(&g))) {
         Rx rx = rx_parse(frame);
         replies += rx.type == ETH_P_ARP && get16(frame->data + ETH_HLEN + 6) == 2;
         g_byte_array_unref(frame);
@@ -630,13 +677,13 @@ static void host_read_all(Guest *g, int fd, uint8_t *buf, size_t len)
  * connect() from slirp's listen backlog, but the forwarded connection is
  * the guest's to accept.
  */
-static void test_hostfwd_tcp(void)
+static void hostfwd_tcp(const char *io_id)
 {
     enum { TO_GUEST = 20000, TO_HOST = 6000, SEGMENT = 1000 };
     uint16_t port = free_port();
     g_autofree char *optstr = g_strdup_printf("hostfwd=tcp:127.0.0.1:%u-:22", port);
     Guest g;
-    guest_init(&g, optstr);
+    guest_init_on(&g, optstr, io_id);
     guest_dhcp(&g);
 
     int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -666,6 +713,21 @@ static void test_hostfwd_tcp(void)
 
     close(fd);
     guest_free(&g);
+}
+
+static void test_hostfwd_tcp(void)
+{
+    hostfwd_tcp(NULL);
+}
+
+/*
+ * The same with the NIC on an I/O thread and the test thread sending as a
+ * vCPU does: slirp runs on the I/O thread only (every frame it sends comes
+ * from there) while frames arrive from another thread.
+ */
+static void test_hostfwd_tcp_iothread(void)
+{
+    hostfwd_tcp("slirp-io");
 }
 
 /* ---- refusals at creation ---- */
@@ -714,6 +776,7 @@ int main(int argc, char **argv)
     g_test_add_func("/slirp/arp-and-flow-to-guest", test_arp_and_flow_to_guest);
     g_test_add_func("/slirp/flow-from-guest", test_flow_from_guest);
     g_test_add_func("/slirp/hostfwd-tcp", test_hostfwd_tcp);
+    g_test_add_func("/slirp/hostfwd-tcp-iothread", test_hostfwd_tcp_iothread);
     g_test_add_func("/slirp/init-errors", test_init_errors);
     return g_test_run();
 }

@@ -20,9 +20,11 @@
  *    thread under its device lock, go into slirp_input here.
  *  - send_ready: the NIC takes frames again; the queue towards it drains.
  * slirp_new() and the hostfwd listeners are made in net_user_init on the
- * main thread before any of that runs; attaching the source in start()
- * orders those writes before the context's thread uses them (the context's
- * lock).
+ * main thread before any of that runs. start() attaches the source and the
+ * bottom half; like every source of a running I/O thread (iothread.h) it
+ * runs on that thread (net_nic_new inside iothread_run_sync) or before the
+ * context runs, which orders net_user_init's writes before the context's
+ * thread touches slirp.
  *
  * Teardown (cleanup) runs once the context no longer runs: after the main
  * loop returned and the I/O threads were stopped.

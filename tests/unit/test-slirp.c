@@ -30,6 +30,7 @@
 #define TCP_HLEN 20
 #define ETH_P_IP 0x0800
 #define ETH_P_ARP 0x0806
+#define ARP_FRAME_LEN (ETH_HLEN + 28)
 #define TCP_FIN 0x01
 #define TCP_SYN 0x02
 #define TCP_RST 0x04
@@ -79,7 +80,7 @@ typedef struct Guest {
     IOThread *iothread;         /* runs ctx; NULL: the test iterates it */
     pthread_t io_thread;
     NetClientState *nic;
-    GMutex lock;                /* rx, with an I/O thread */
+    pthread_mutex_t lock;       /* rx; pthread, which ThreadSanitizer sees */
     GQueue rx;                  /* GByteArray *: frames the NIC took */
     bool ring_full;             /* the NIC refuses frames (receive returns 0) */
     unsigned refused;
@@ -106,9 +107,9 @@ static ssize_t nic_receive(NetClientState *nc, const struct iovec *iov, int iovc
     GByteArray *frame = g_byte_array_sized_new(len);
     g_byte_array_set_size(frame, len);
     iov_to_buf(iov, iovcnt, 0, frame->data, len);
-    g_mutex_lock(&g->lock);
+    pthread_mutex_lock(&g->lock);
     g_queue_push_tail(&g->rx, frame);
-    g_mutex_unlock(&g->lock);
+    pthread_mutex_unlock(&g->lock);
     return len;
 }
 
@@ -241,7 +242,7 @@ static bool guest_answer_arp(Guest *g, const Rx *rx)
     if (rx->type != ETH_P_ARP || get16(arp + 6) != 1 || !g->ip || get32(arp + 24) != g->ip) {
         return false;
     }
-    uint8_t f[ETH_HLEN + 28];
+    uint8_t f[ARP_FRAME_LEN];
     size_t n = put_eth(f, arp + 8, ETH_P_ARP);
     memcpy(f + n, arp, 6);              /* htype, ptype, hlen, plen */
     put16(f + n + 6, 2);
@@ -264,9 +265,9 @@ static void guest_pump(Guest *g)
 
 static GByteArray *guest_next_frame(Guest *g)
 {
-    g_mutex_lock(&g->lock);
+    pthread_mutex_lock(&g->lock);
     GByteArray *f = g_queue_pop_head(&g->rx);
-    g_mutex_unlock(&g->lock);
+    pthread_mutex_unlock(&g->lock);
     return f;
 }
 
@@ -320,9 +321,15 @@ static void user_netdev_new(const char *optstr)
     g_ptr_array_unref(cfg.items);
 }
 
-static void record_thread(void *opaque)
+/* The NIC attaches (and the backend starts) on the context's thread, as
+ * iothread.h asks of sources attached to a running I/O thread. */
+static void guest_attach_nic(void *opaque)
 {
-    *(pthread_t *)opaque = pthread_self();
+    Guest *g = opaque;
+    Error *err = NULL;
+    g->io_thread = pthread_self();
+    g->nic = net_nic_new(&fake_nic_info, "nic0", netdev_find("u0"), 0, "nic0", g->ctx, g, &err);
+    g_assert_nonnull(g->nic);
 }
 
 /* A guest whose NIC runs on io_id's thread (as a device with iothread=),
@@ -331,19 +338,18 @@ static void guest_init_on(Guest *g, const char *optstr, const char *io_id)
 {
     Error *err = NULL;
     *g = (Guest){ .stream = g_byte_array_new() };
-    g_mutex_init(&g->lock);
+    pthread_mutex_init(&g->lock, NULL);
     g_queue_init(&g->rx);
+    user_netdev_new(optstr);
     if (io_id) {
         g->iothread = iothread_new(io_id, &err);
         g_assert_nonnull(g->iothread);
         g->ctx = iothread_context(g->iothread);
-        iothread_run_sync(g->iothread, record_thread, &g->io_thread);
+        iothread_run_sync(g->iothread, guest_attach_nic, g);
     } else {
         g->ctx = g_main_context_new();
+        guest_attach_nic(g);
     }
-    user_netdev_new(optstr);
-    g->nic = net_nic_new(&fake_nic_info, "nic0", netdev_find("u0"), 0, "nic0", g->ctx, g, &err);
-    g_assert_nonnull(g->nic);
 }
 
 static void guest_init(Guest *g, const char *optstr)
@@ -361,7 +367,7 @@ static void guest_free(Guest *g)
     netdevs_free_all();
     g_queue_clear_full(&g->rx, (GDestroyNotify)g_byte_array_unref);
     g_byte_array_unref(g->stream);
-    g_mutex_clear(&g->lock);
+    pthread_mutex_destroy(&g->lock);
     if (!g->iothread) {
         guest_pump(g);
         g_main_context_unref(g->ctx);
@@ -501,15 +507,22 @@ static void test_dhcp_options(void)
 
 /* ---- ARP ---- */
 
-static void guest_send_arp_request(Guest *g, uint32_t target)
+/* Who has target? Tell the guest. */
+static void put_arp_request(const Guest *g, uint32_t target, uint8_t f[ARP_FRAME_LEN])
 {
-    uint8_t f[ETH_HLEN + 28] = { 0 };
+    static const uint8_t head[8] = { 0, 1, 8, 0, 6, 4, 0, 1 };  /* Ethernet, IPv4, request */
+    memset(f, 0, ARP_FRAME_LEN);
     size_t n = put_eth(f, broadcast_mac, ETH_P_ARP);
-    static const uint8_t head[8] = { 0, 1, 8, 0, 6, 4, 0, 1 };
     memcpy(f + n, head, sizeof(head));
     memcpy(f + n + 8, guest_mac, 6);
     put32(f + n + 14, g->ip);
     put32(f + n + 24, target);
+}
+
+static void guest_send_arp_request(Guest *g, uint32_t target)
+{
+    uint8_t f[ARP_FRAME_LEN];
+    put_arp_request(g, target, f);
     guest_send(g, f, sizeof(f));
 }
 
@@ -558,13 +571,8 @@ static void test_flow_from_guest(void)
     Guest g;
     guest_init(&g, "");
     guest_dhcp(&g);
-    uint8_t f[ETH_HLEN + 28] = { 0 };
-    size_t n = put_eth(f, broadcast_mac, ETH_P_ARP);
-    static const uint8_t head[8] = { 0, 1, 8, 0, 6, 4, 0, 1 };
-    memcpy(f + n, head, sizeof(head));
-    memcpy(f + n + 8, guest_mac, 6);
-    put32(f + n + 14, g.ip);
-    put32(f + n + 24, ip_of("10.0.2.2"));
+    uint8_t f[ARP_FRAME_LEN];
+    put_arp_request(&g, ip_of("10.0.2.2"), f);
     unsigned taken = 0;
     while (net_send_buf(g.nic, f, sizeof(f)) > 0) {
         taken++;

@@ -196,7 +196,9 @@ static void guest_send_tcp(Guest *g, uint8_t flags, const uint8_t *data, size_t 
         tcp[21] = 4;
         put16(tcp + 22, 1460);
     }
-    memcpy(tcp + hlen, data, len);
+    if (len) {
+        memcpy(tcp + hlen, data, len);
+    }
     uint32_t sum = tcp_pseudo_sum(g->ip, g->peer_ip, hlen + len);
     put16(tcp + 16, net_checksum_finish(net_checksum_add(sum, tcp, hlen + len)));
     guest_send(g, f, n + hlen + len);
@@ -685,6 +687,34 @@ static void host_read_all(Guest *g, int fd, uint8_t *buf, size_t len)
  * connect() from slirp's listen backlog, but the forwarded connection is
  * the guest's to accept.
  */
+/*
+ * The guest's RX ring is full while the host sends: the NIC refuses slirp's
+ * first frame, which waits in the backend, and slirp stops (no frame is
+ * offered again, none lost) until the NIC is ready; then the rest of the
+ * stream arrives in order.
+ */
+static void guest_ring_full_while_host_sends(Guest *g, int fd)
+{
+    enum { MORE = 20000 };
+    static uint8_t more[MORE];
+    fill_pattern(more, sizeof(more), 55);
+    size_t before = g->stream->len;
+    g->ring_full = true;
+    host_write_all(fd, more, sizeof(more));
+    gint64 until = g_get_monotonic_time() + 200 * 1000;
+    while (g_get_monotonic_time() < until) {
+        guest_pump(g);
+        g_usleep(1000);
+    }
+    g_assert_cmpuint(g->refused, ==, 1);
+    g->ring_full = false;
+    net_client_receive_ready(g->nic);
+    size_t want = before + sizeof(more);
+    guest_wait(g, match_stream, &want);
+    g_assert_cmpuint(g->stream->len, ==, want);
+    g_assert_cmpmem(g->stream->data + before, sizeof(more), more, sizeof(more));
+}
+
 static void hostfwd_tcp(const char *io_id)
 {
     enum { TO_GUEST = 20000, TO_HOST = 6000, SEGMENT = 1000 };
@@ -712,6 +742,9 @@ static void hostfwd_tcp(const char *io_id)
     guest_wait(&g, match_stream, &want);
     g_assert_cmpuint(g.stream->len, ==, sizeof(to_guest));
     g_assert_cmpmem(g.stream->data, g.stream->len, to_guest, sizeof(to_guest));
+    if (!io_id) {
+        guest_ring_full_while_host_sends(&g, fd);
+    }
 
     for (size_t off = 0; off < sizeof(to_host); off += SEGMENT) {
         guest_send_tcp(&g, TCP_ACK | TCP_PSH, to_host + off, SEGMENT);

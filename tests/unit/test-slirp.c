@@ -161,11 +161,11 @@ static uint32_t tcp_pseudo_sum(uint32_t src, uint32_t dst, size_t tcp_len)
     return net_checksum_add(0, pseudo, sizeof(pseudo));
 }
 
-static void guest_send_udp(Guest *g, uint32_t src, uint32_t dst, uint16_t sport, uint16_t dport,
-                           const uint8_t *data, size_t len)
+static void guest_send_udp(Guest *g, const uint8_t *dst_mac, uint32_t src, uint32_t dst,
+                           uint16_t sport, uint16_t dport, const uint8_t *data, size_t len)
 {
     uint8_t f[1514];
-    size_t n = put_eth(f, broadcast_mac, ETH_P_IP);
+    size_t n = put_eth(f, dst_mac, ETH_P_IP);
     n += put_ipv4(f + n, 17, src, dst, UDP_HLEN + len);
     put16(f + n, sport);
     put16(f + n + 2, dport);
@@ -398,6 +398,7 @@ typedef struct DhcpReply {
     uint8_t type;
     uint32_t yiaddr, router, dns, server;
     char domain[64];
+    char file[129];             /* BOOTP's boot file name */
 } DhcpReply;
 
 static void guest_send_dhcp(Guest *g, uint8_t type, uint32_t requested, uint32_t server)
@@ -419,7 +420,7 @@ static void guest_send_dhcp(Guest *g, uint8_t type, uint32_t requested, uint32_t
     }
     *opt++ = 55, *opt++ = 3, *opt++ = 1, *opt++ = 3, *opt++ = 6;
     *opt++ = 255;
-    guest_send_udp(g, 0, 0xffffffff, 68, 67, msg, opt - msg);
+    guest_send_udp(g, broadcast_mac, 0, 0xffffffff, 68, 67, msg, opt - msg);
 }
 
 /* The options of a reply, walked as a client does (pad, end, length). */
@@ -461,6 +462,7 @@ static bool match_dhcp_reply(Guest *g, const Rx *rx, void *arg)
     g_assert_cmpmem(bootp + 28, 6, guest_mac, 6);
     g_assert_cmphex(get32(bootp + BOOTP_LEN), ==, 0x63825363);
     *r = (DhcpReply){ .yiaddr = get32(bootp + 16) };
+    memcpy(r->file, bootp + 108, 128);
     dhcp_options(bootp + BOOTP_LEN + 4, rx->l4 + rx->l4_len, r);
     memcpy(g->gw_mac, rx->frame + 6, 6);
     return true;
@@ -498,13 +500,54 @@ static void test_dhcp_options(void)
 {
     Guest g;
     guest_init(&g, "net=192.168.76.0/24,dhcpstart=192.168.76.9,domainname=example.test,"
-               "ipv6=off");
+               "ipv6=off,bootfile=pxelinux.0");
     DhcpReply ack = guest_dhcp(&g);
     g_assert_cmphex(ack.yiaddr, ==, ip_of("192.168.76.9"));
     g_assert_cmphex(ack.router, ==, ip_of("192.168.76.2"));
     g_assert_cmphex(ack.dns, ==, ip_of("192.168.76.3"));
     g_assert_cmpstr(ack.domain, ==, "example.test");
+    g_assert_cmpstr(ack.file, ==, "pxelinux.0");
     guest_free(&g);
+}
+
+/* ---- TFTP ---- */
+
+#define TFTP_CLIENT_PORT 1234
+
+static bool match_tftp_data(Guest *g, const Rx *rx, void *arg)
+{
+    if (rx->proto != 17 || get16(rx->l4 + 2) != TFTP_CLIENT_PORT) {
+        return false;
+    }
+    const uint8_t *tftp = rx->l4 + UDP_HLEN;
+    g_assert_cmpuint(rx->l4_len, >=, UDP_HLEN + 4);
+    g_assert_cmpuint(get16(tftp), ==, 3);       /* DATA */
+    g_assert_cmpuint(get16(tftp + 2), ==, 1);   /* block 1 */
+    g_byte_array_append(arg, tftp + 4, rx->l4_len - UDP_HLEN - 4);
+    return true;
+}
+
+/* tftp= serves a host directory at the host address, port 69. */
+static void test_tftp(void)
+{
+    g_autofree char *dir = g_dir_make_tmp("test-slirp-XXXXXX", NULL);
+    g_autofree char *path = g_build_filename(dir, "boot.txt", NULL);
+    static const char content[] = "kernel and initrd would be here\n";
+    g_assert_true(g_file_set_contents(path, content, sizeof(content) - 1, NULL));
+    g_autofree char *optstr = g_strdup_printf("tftp=%s", dir);
+    Guest g;
+    guest_init(&g, optstr);
+    guest_dhcp(&g);
+
+    static const uint8_t rrq[] = "\0\1boot.txt\0octet";    /* the last NUL ends "octet" */
+    guest_send_udp(&g, g.gw_mac, g.ip, ip_of("10.0.2.2"), TFTP_CLIENT_PORT, 69, rrq, sizeof(rrq));
+    GByteArray *data = g_byte_array_new();
+    guest_wait(&g, match_tftp_data, data);
+    g_assert_cmpmem(data->data, data->len, content, sizeof(content) - 1);
+    g_byte_array_unref(data);
+    guest_free(&g);
+    g_assert_cmpint(unlink(path), ==, 0);
+    g_assert_cmpint(rmdir(dir), ==, 0);
 }
 
 /* ---- ARP ---- */
@@ -814,6 +857,7 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/slirp/dhcp-defaults", test_dhcp_defaults);
     g_test_add_func("/slirp/dhcp-options", test_dhcp_options);
+    g_test_add_func("/slirp/tftp", test_tftp);
     g_test_add_func("/slirp/arp-and-flow-to-guest", test_arp_and_flow_to_guest);
     g_test_add_func("/slirp/flow-from-guest", test_flow_from_guest);
     g_test_add_func("/slirp/hostfwd-tcp", test_hostfwd_tcp);

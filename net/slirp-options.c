@@ -14,7 +14,7 @@
 
 /* The options that take one string; the last one given wins, as in QEMU. */
 typedef struct UserNetStrings {
-    const char *net, *host, *dhcpstart, *dns;
+    const char *net, *ip, *host, *dhcpstart, *dns;
     const char *hostname, *domainname;
     const char *tftp, *bootfile, *tftp_server_name;
     const char *ipv6_prefix, *ipv6_prefixlen, *ipv6_host, *ipv6_dns;
@@ -25,6 +25,7 @@ static const struct {
     size_t offset;
 } user_net_string_options[] = {
     { "net", offsetof(UserNetStrings, net) },
+    { "ip", offsetof(UserNetStrings, ip) },     /* QEMU's older spelling of net=ADDR/24 */
     { "host", offsetof(UserNetStrings, host) },
     { "dhcpstart", offsetof(UserNetStrings, dhcpstart) },
     { "dns", offsetof(UserNetStrings, dns) },
@@ -305,7 +306,9 @@ static bool parse_addr(const char *text, struct in_addr *addr, const char *parse
 
 static bool setup_ipv4(const UserNetStrings *s, SlirpConfig *cfg, Error **errp)
 {
-    if (!parse_network(s->net ? s->net : "10.0.2.0/24", cfg, errp)) {
+    g_autofree char *net = s->net ? g_strdup(s->net)
+                         : s->ip ? g_strdup_printf("%s/24", s->ip) : g_strdup("10.0.2.0/24");
+    if (!parse_network(net, cfg, errp)) {
         return false;
     }
     cfg->vhost = network_address(cfg, 0x0202);
@@ -421,7 +424,7 @@ static bool choose_families(const UserNetStrings *s, const UserNetSwitches *sw,
                         (sw->ipv4.given && !sw->ipv4.on));
     cfg->in6_enabled = !((sw->ipv4.given && sw->ipv4.on && !sw->ipv6.given) ||
                          (sw->ipv6.given && !sw->ipv6.on));
-    if (!cfg->in_enabled && (s->net || s->host || s->dns)) {
+    if (!cfg->in_enabled && (s->net || s->ip || s->host || s->dns)) {
         error_setg(errp, "IPv4 disabled but netmask/host/dns provided");
         return false;
     }

@@ -94,6 +94,11 @@ static void test_addresses_follow_net(void)
     assert_addr(opts.cfg.vhost, "192.168.2.2");
     user_net_options_free(&opts);
     g_ptr_array_unref(items);
+    parse_ok("ip=10.9.8.7", &items, &opts);
+    assert_addr(opts.cfg.vnetwork, "10.9.8.0");
+    assert_addr(opts.cfg.vnetmask, "255.255.255.0");
+    user_net_options_free(&opts);
+    g_ptr_array_unref(items);
     parse_ok("net=172.20.9.9/255.255.255.0,host=172.20.9.1,dhcpstart=172.20.9.100", &items, &opts);
     assert_addr(opts.cfg.vnetwork, "172.20.9.0");
     assert_addr(opts.cfg.vhost, "172.20.9.1");

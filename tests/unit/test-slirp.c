@@ -165,6 +165,7 @@ static void guest_send_udp(Guest *g, const uint8_t *dst_mac, uint32_t src, uint3
                            uint16_t sport, uint16_t dport, const uint8_t *data, size_t len)
 {
     uint8_t f[1514];
+    g_assert_cmpuint(ETH_HLEN + IP_HLEN + UDP_HLEN + len, <=, sizeof(f));
     size_t n = put_eth(f, dst_mac, ETH_P_IP);
     n += put_ipv4(f + n, 17, src, dst, UDP_HLEN + len);
     put16(f + n, sport);
@@ -180,6 +181,7 @@ static void guest_send_tcp(Guest *g, uint8_t flags, const uint8_t *data, size_t 
     uint8_t f[1514];
     bool syn = flags & TCP_SYN;
     size_t hlen = TCP_HLEN + (syn ? 4 : 0);     /* an MSS option on SYN */
+    g_assert_cmpuint(ETH_HLEN + IP_HLEN + hlen + len, <=, sizeof(f));
     size_t n = put_eth(f, g->gw_mac, ETH_P_IP);
     n += put_ipv4(f + n, 6, g->ip, g->peer_ip, hlen + len);
     uint8_t *tcp = f + n;
@@ -262,6 +264,17 @@ typedef bool FrameMatch(Guest *g, const Rx *rx, void *arg);
 static void guest_pump(Guest *g)
 {
     while (!g->iothread && g_main_context_iteration(g->ctx, FALSE)) {
+    }
+}
+
+/* Let the netdev run for ms milliseconds (what does not happen then is
+ * taken not to happen). */
+static void guest_run_for(Guest *g, unsigned ms)
+{
+    gint64 until = g_get_monotonic_time() + ms * 1000;
+    while (g_get_monotonic_time() < until) {
+        guest_pump(g);
+        g_usleep(1000);
     }
 }
 
@@ -642,6 +655,12 @@ static void test_flow_from_guest(void)
 
 /* ---- hostfwd and TCP ---- */
 
+static void assert_tcp_checksum(const Rx *rx)
+{
+    uint32_t sum = tcp_pseudo_sum(get32(rx->ip + 12), get32(rx->ip + 16), rx->l4_len);
+    g_assert_cmpuint(net_checksum_finish(net_checksum_add(sum, rx->l4, rx->l4_len)), ==, 0);
+}
+
 static bool match_syn(Guest *g, const Rx *rx, void *arg)
 {
     if (rx->proto != 6) {
@@ -649,8 +668,7 @@ static bool match_syn(Guest *g, const Rx *rx, void *arg)
     }
     const uint8_t *tcp = rx->l4;
     uint32_t src = get32(rx->ip + 12);
-    g_assert_cmpuint(net_checksum_finish(net_checksum_add(
-        tcp_pseudo_sum(src, get32(rx->ip + 16), rx->l4_len), tcp, rx->l4_len)), ==, 0);
+    assert_tcp_checksum(rx);
     g_assert_cmphex(get32(rx->ip + 16), ==, g->ip);
     g_assert_cmpuint(get16(tcp + 2), ==, 22);
     g_assert_cmphex(tcp[13] & (TCP_SYN | TCP_ACK | TCP_RST | TCP_FIN), ==, TCP_SYN);
@@ -672,8 +690,7 @@ static bool match_stream(Guest *g, const Rx *rx, void *arg)
     if (rx->proto != 6 || get16(tcp) != g->peer_port || get16(tcp + 2) != g->port) {
         return false;
     }
-    g_assert_cmpuint(net_checksum_finish(net_checksum_add(
-        tcp_pseudo_sum(get32(rx->ip + 12), g->ip, rx->l4_len), tcp, rx->l4_len)), ==, 0);
+    assert_tcp_checksum(rx);
     g_assert_false(tcp[13] & TCP_RST);
     if (tcp[13] & TCP_ACK) {
         g_assert_cmpuint(get32(tcp + 8), <=, g->snd_nxt);
@@ -744,11 +761,7 @@ static void guest_ring_full_while_host_sends(Guest *g, int fd)
     size_t before = g->stream->len;
     g->ring_full = true;
     host_write_all(fd, more, sizeof(more));
-    gint64 until = g_get_monotonic_time() + 200 * 1000;
-    while (g_get_monotonic_time() < until) {
-        guest_pump(g);
-        g_usleep(1000);
-    }
+    guest_run_for(g, 200);
     g_assert_cmpuint(g->refused, ==, 1);
     g->ring_full = false;
     net_client_receive_ready(g->nic);
@@ -814,6 +827,104 @@ static void test_hostfwd_tcp_iothread(void)
     hostfwd_tcp("slirp-io");
 }
 
+/* ---- the guest connects out ---- */
+
+/* The answer to the guest's SYN: a SYN-ACK (the connection is up), or
+ * anything else from the peer (refused). */
+static bool match_syn_answer(Guest *g, const Rx *rx, void *arg)
+{
+    const uint8_t *tcp = rx->l4;
+    if (rx->proto != 6 || get16(tcp) != g->peer_port || get16(tcp + 2) != g->port) {
+        return false;
+    }
+    assert_tcp_checksum(rx);
+    bool *accepted = arg;
+    *accepted = (tcp[13] & (TCP_SYN | TCP_ACK | TCP_RST)) == (TCP_SYN | TCP_ACK);
+    if (*accepted) {
+        g_assert_cmphex(get32(tcp + 8), ==, g->snd_nxt);
+        g->rcv_nxt = get32(tcp + 4) + 1;
+    }
+    return true;
+}
+
+static int host_listener(uint16_t *port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    socklen_t len = sizeof(sa);
+    g_assert_cmpint(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), ==, 0);
+    g_assert_cmpint(listen(fd, 1), ==, 0);
+    g_assert_cmpint(getsockname(fd, (struct sockaddr *)&sa, &len), ==, 0);
+    *port = ntohs(sa.sin_port);
+    return fd;
+}
+
+/* A guest with its address sends a SYN to 10.0.2.2:port. */
+static void guest_connect_to_host(Guest *g, const char *optstr, uint16_t port)
+{
+    guest_init(g, optstr);
+    guest_dhcp(g);
+    g->peer_ip = ip_of("10.0.2.2");
+    g->peer_port = port;
+    g->port = 40000;
+    g->snd_nxt = GUEST_ISN;
+    guest_send_tcp(g, TCP_SYN, NULL, 0);
+}
+
+/* The guest opens a connection to the host address 10.0.2.2, which slirp
+ * makes from the host to 127.0.0.1: bytes go both ways unchanged. */
+static void test_guest_connects_to_host(void)
+{
+    enum { LEN = 5000 };
+    uint16_t port;
+    int listener = host_listener(&port);
+    Guest g;
+    guest_connect_to_host(&g, "", port);
+    bool accepted;
+    guest_wait(&g, match_syn_answer, &accepted);
+    g_assert_true(accepted);
+    guest_send_tcp(&g, TCP_ACK, NULL, 0);
+    int fd = accept4(listener, NULL, NULL, SOCK_NONBLOCK);
+    g_assert_cmpint(fd, >=, 0);
+
+    static uint8_t out[LEN], in[LEN];
+    fill_pattern(out, sizeof(out), 3);
+    for (size_t off = 0; off < sizeof(out); off += 1000) {
+        guest_send_tcp(&g, TCP_ACK | TCP_PSH, out + off, MIN(sizeof(out) - off, 1000));
+    }
+    host_read_all(&g, fd, in, sizeof(in));
+    g_assert_cmpmem(in, sizeof(in), out, sizeof(out));
+    fill_pattern(out, sizeof(out), 77);
+    host_write_all(fd, out, sizeof(out));
+    size_t want = sizeof(out);
+    guest_wait(&g, match_stream, &want);
+    g_assert_cmpmem(g.stream->data, g.stream->len, out, sizeof(out));
+    close(fd);
+    close(listener);
+    guest_free(&g);
+}
+
+/* restrict=on: the guest cannot reach the host (or anything beyond). */
+static void test_restrict(void)
+{
+    uint16_t port;
+    int listener = host_listener(&port);
+    Guest g;
+    guest_connect_to_host(&g, "restrict=on", port);
+    guest_run_for(&g, 300);
+    GByteArray *f;
+    while ((f = guest_next_frame(&g))) {
+        Rx rx = rx_parse(f);
+        bool accepted = false;
+        g_assert_false(match_syn_answer(&g, &rx, &accepted) && accepted);
+        g_byte_array_unref(f);
+    }
+    g_assert_cmpint(accept(listener, NULL, NULL), <, 0);
+    g_assert_cmpint(errno, ==, EAGAIN);
+    close(listener);
+    guest_free(&g);
+}
+
 /* ---- refusals at creation ---- */
 
 static void expect_init_error(const char *optstr, const char *needle)
@@ -862,6 +973,8 @@ int main(int argc, char **argv)
     g_test_add_func("/slirp/flow-from-guest", test_flow_from_guest);
     g_test_add_func("/slirp/hostfwd-tcp", test_hostfwd_tcp);
     g_test_add_func("/slirp/hostfwd-tcp-iothread", test_hostfwd_tcp_iothread);
+    g_test_add_func("/slirp/guest-connects-to-host", test_guest_connects_to_host);
+    g_test_add_func("/slirp/restrict", test_restrict);
     g_test_add_func("/slirp/init-errors", test_init_errors);
     return g_test_run();
 }

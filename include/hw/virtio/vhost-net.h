@@ -105,4 +105,20 @@ bool vhost_net_started(const VhostNet *vn);
 /* Stop (if started), close the vhost fd and free vn; NULL is allowed. */
 void vhost_net_free(VhostNet *vn);
 
+/* ---- the feature arithmetic (hw/virtio/vhost-net-features.c; pure) ---- */
+
+/* vhost_net_get_features with the kernel's features given. */
+uint64_t vhost_net_mask_features(uint64_t kernel, uint64_t offered);
+/*
+ * What to ack to the kernel (VHOST_SET_FEATURES) for the driver's accepted
+ * features: its ring features and MRG_RXBUF, which the kernel implements.
+ * Never bit 27, which the guest knows as ANY_LAYOUT but vhost-net reads as
+ * VHOST_NET_F_VIRTIO_NET_HDR ("add and strip the header yourself"), unless
+ * the tap carries no vnet header (tap_vnet_hdr false), when it is wanted.
+ */
+uint64_t vhost_net_ack_features(uint64_t kernel, uint64_t guest, bool tap_vnet_hdr);
+/* The vnet header the guest puts ahead of its frames: 12 bytes with
+ * MRG_RXBUF or VERSION_1, else 10 (include/net/vnet-hdr.h). */
+unsigned vhost_net_hdr_len(uint64_t guest);
+
 #endif

@@ -959,11 +959,19 @@ static void test_kicks_redirected(void)
     VirtIOPCIProxy *p = (VirtIOPCIProxy *)t->qdev;
     g_assert_true(virtio_pci_queue_call_notifier(p, 0) == &p->vector_notifiers[1]);
     g_assert_null(virtio_pci_queue_call_notifier(p, 1));
+    DoorbellListener d = {
+        .l = { .region_add = doorbells_add, .region_del = doorbells_del },
+        .by_addr = g_hash_table_new(g_direct_hash, g_direct_equal),
+    };
+    memory_listener_register(&d.l, address_space_memory);
     EventNotifier to;
     g_assert_true(event_notifier_init(&to, NULL));
     device_lock(t->qdev);
     virtio_pci_redirect_kicks(p, 0, &to);
     device_unlock(t->qdev);
+    /* What KVM is told, and told again when it replays after re-creating
+     * the VM: the doorbell signals the new notifier. */
+    g_assert_true(doorbell_at(&d, t->notify) == &to);
 
     Req r = post(t, 0, VIRTIO_BLK_T_IN, 0, DATA_GPA, 4096, true);
     kick(t, 0);
@@ -977,6 +985,9 @@ static void test_kicks_redirected(void)
     device_lock(t->qdev);
     virtio_pci_redirect_kicks(p, 0, NULL);
     device_unlock(t->qdev);
+    g_assert_true(doorbell_at(&d, t->notify) == &p->kicks[0].notifier);
+    memory_listener_unregister(&d.l, address_space_memory);
+    g_hash_table_destroy(d.by_addr);
     g_assert_cmpuint(wait_used(t, 0, 1).id, ==, r.head);
     g_assert_cmpuint(*req_status(&r), ==, VIRTIO_BLK_S_OK);
     g_assert_cmpuint(run(t, VIRTIO_BLK_T_IN, 0, DATA_GPA, 4096, true, NULL), ==,

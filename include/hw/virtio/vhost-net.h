@@ -35,6 +35,11 @@
  *               user-space path wants (vhost_net_start set the guest's).
  *   unrealize:  vhost_net_free(vn) (stopped first if started).
  *
+ * (virtio.h's VirtIODeviceOps has no status hook yet: virtio-net needs one
+ * at DRIVER_OK. Its reset op runs after virtio_reset has unmapped the
+ * rings; vhost_net_stop copes, and the kernel only touches the old rings
+ * until then, inside the driver's own status write.)
+ *
  * Threads: every call with the device lock held (or at realize/unrealize).
  * The memory table follows the guest's RAM by itself (a memory listener).
  */

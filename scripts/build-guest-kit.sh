@@ -110,7 +110,7 @@ cat "$l2/initrd.cpio" "$work/fio.cpio" > "$l2/initrd-fio.cpio"
 l1=$work/l1; l1root=$work/l1root
 mkdir -p "$l1"
 kit_base_root "$sysroot" "$l1root"
-kit_copy_modules "$sysroot" "$l1root" kvm-amd kvm-intel tun brd
+kit_copy_modules "$sysroot" "$l1root" kvm-amd kvm-intel tun vhost_net brd
 rm -f "$l1root/sbin/e2fsck" "$l1root/sbin/debugfs"
 for tool in usr/bin/iperf3 usr/bin/fio bin/ip sbin/e2fsck sbin/debugfs; do
     kit_copy_elf "$sysroot" "$tool" "$l1root"

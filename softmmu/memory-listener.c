@@ -38,6 +38,16 @@ static void notify_add(AddressSpace *as, const FlatRange *r)
     }
 }
 
+static void notify_commit(AddressSpace *as)
+{
+    for (guint i = 0; i < as->listeners->len; i++) {
+        MemoryListener *l = g_ptr_array_index(as->listeners, i);
+        if (l->commit) {
+            l->commit(l, as);
+        }
+    }
+}
+
 /*
  * Both views are sorted and their ranges do not overlap. Walking them
  * side by side, a range present in both is skipped; otherwise the one that
@@ -71,9 +81,11 @@ void memory_listeners_publish(AddressSpace *as, const FlatView *old, const FlatV
         notify_add(as, g_ptr_array_index(added, k));
     }
     g_ptr_array_free(added, TRUE);
+    notify_commit(as);
 }
 
-/* Call fn for every section of as's current view (writer lock held). */
+/* Call fn for every section of as's current view, then l's commit
+ * (writer lock held). */
 static void for_each_section(AddressSpace *as, MemoryListener *l,
                              void (*fn)(MemoryListener *l, AddressSpace *as,
                                         const MemoryRegionSection *s))
@@ -82,6 +94,9 @@ static void for_each_section(AddressSpace *as, MemoryListener *l,
     for (size_t i = 0; i < view->nr; i++) {
         MemoryRegionSection s = section_of(&view->ranges[i]);
         fn(l, as, &s);
+    }
+    if (l->commit) {
+        l->commit(l, as);
     }
 }
 
@@ -133,6 +148,7 @@ void memory_region_redeclare(MemoryRegion *mr, void (*change)(MemoryRegion *mr, 
     change(mr, opaque);
     for (guint i = 0; spaces && i < spaces->len; i++) {
         notify_region(g_ptr_array_index(spaces, i), mr, notify_add);
+        notify_commit(g_ptr_array_index(spaces, i));
     }
     for (guint i = spaces ? spaces->len : 0; i-- > 0;) {
         address_space_writer_leave(g_ptr_array_index(spaces, i));

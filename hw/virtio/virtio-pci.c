@@ -54,6 +54,10 @@ static void virtio_pci_send_interrupt(VirtIODevice *vdev, uint16_t vector, uint8
  * region's write handler for a write the notifier does not match. */
 static void virtio_pci_queue_kicked(VirtIOPCIProxy *p, unsigned queue)
 {
+    if (queue < p->vdev->num_queues && p->kicks[queue].redirect) {
+        event_notifier_set(p->kicks[queue].redirect);   /* vhost has the queue */
+        return;
+    }
     /* Processing a queue is DMA: not without bus mastering. */
     if (!pci_bus_master_enabled(&p->pci)) {
         qemu_log_mask(LOG_GUEST_ERROR, "%s: kick of queue %u with bus mastering off: "
@@ -107,11 +111,12 @@ static void virtio_pci_declare_kick(VirtIOPCIProxy *p, VirtIOPCIKick *kick, bool
         return;
     }
     uint64_t offset = kick->queue * VIRTIO_PCI_NOTIFY_MULTIPLIER;
+    EventNotifier *e = kick->redirect ? kick->redirect : &kick->notifier;
     if (declare) {
         kick->width = kvm_fast_paths() & KVM_FAST_PATH_IOEVENTFD_ANY_LENGTH ? 0 : 2;
-        memory_region_add_eventfd(&p->notify, offset, kick->width, false, 0, &kick->notifier);
+        memory_region_add_eventfd(&p->notify, offset, kick->width, false, 0, e);
     } else {
-        memory_region_del_eventfd(&p->notify, offset, kick->width, false, 0, &kick->notifier);
+        memory_region_del_eventfd(&p->notify, offset, kick->width, false, 0, e);
     }
     kick->declared = declare;
 }
@@ -551,4 +556,39 @@ bool virtio_pci_init(VirtIOPCIProxy *p, VirtIODevice *vdev, PCIBus *bus, int dev
         virtio_pci_attach_context(p);
     }
     return true;
+}
+
+/* ---- handing a queue to vhost ---- */
+
+/*
+ * The doorbell is re-declared rather than its watch stopped: the watch
+ * belongs to the device's context and may only change on its thread,
+ * while this runs on whichever thread holds the device lock. The queue's
+ * own notifier stays watched and is simply no longer signalled.
+ */
+void virtio_pci_redirect_kicks(VirtIOPCIProxy *p, unsigned queue, EventNotifier *to)
+{
+    g_assert(queue < p->vdev->num_queues);
+    VirtIOPCIKick *kick = &p->kicks[queue];
+    if (kick->redirect == to) {
+        return;
+    }
+    bool declared = kick->declared;
+    virtio_pci_declare_kick(p, kick, false);
+    kick->redirect = to;
+    virtio_pci_declare_kick(p, kick, declared);
+    if (!to) {
+        /* Whatever the kernel left in the ring is looked at here now. */
+        event_notifier_set(&kick->notifier);
+    }
+}
+
+EventNotifier *virtio_pci_queue_call_notifier(VirtIOPCIProxy *p, unsigned queue)
+{
+    VirtQueue *vq = virtio_get_queue(p->vdev, queue);
+    if (!vq || !msix_enabled(&p->pci) || vq->vector == VIRTIO_NO_VECTOR) {
+        return NULL;
+    }
+    /* virtio_pci_checked_vector let only the function's vectors in. */
+    return &p->vector_notifiers[vq->vector];
 }

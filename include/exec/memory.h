@@ -222,6 +222,11 @@ typedef struct MemoryListener MemoryListener;
 struct MemoryListener {
     void (*region_add)(MemoryListener *l, AddressSpace *as, const MemoryRegionSection *s);
     void (*region_del)(MemoryListener *l, AddressSpace *as, const MemoryRegionSection *s);
+    /* After the dels and adds of one change (a publish, a register,
+     * unregister or replay, a re-declaration), same rules: a mirror that
+     * must be handed over whole (vhost's memory table) never shows the
+     * half-done state between a del and its add. May be NULL. */
+    void (*commit)(MemoryListener *l, AddressSpace *as);
 };
 
 /* Listen to as; region_add is called at once for every current section.

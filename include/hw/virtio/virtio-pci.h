@@ -97,6 +97,9 @@ typedef struct VirtIOPCIKick {
      * width (0: any); under the device lock. */
     bool declared;
     unsigned width;
+    /* Kicks go there instead, not served here (vhost has the queue; see
+     * virtio_pci_redirect_kicks); NULL: served here. Under the device lock. */
+    EventNotifier *redirect;
 } VirtIOPCIKick;
 
 typedef struct VirtIOPCIProxy {
@@ -134,5 +137,28 @@ bool virtio_pci_init(VirtIOPCIProxy *proxy, VirtIODevice *vdev, PCIBus *bus, int
  * no request is submitted after the drain returns.
  */
 void virtio_pci_flush_kicks(VirtIOPCIProxy *proxy);
+
+/* ---- handing a queue to vhost (hw/virtio/vhost-net.h) ---- */
+
+/*
+ * From now on every kick of queue signals to and is not served in user
+ * space: the queue's ioeventfd is re-declared with to as its notifier (so
+ * KVM signals it directly), and a kick that still reaches the transport
+ * (the notify handler, a signal of the old notifier not yet consumed) is
+ * passed on to it. NULL gives the queue back: its own notifier is declared
+ * again and signalled once, so that user space looks at the ring. With the
+ * device lock held. A reset does not undo it: the device stops its vhost
+ * (and gives the queue back) in its reset op, before the transport's.
+ */
+void virtio_pci_redirect_kicks(VirtIOPCIProxy *proxy, unsigned queue, EventNotifier *to);
+
+/*
+ * The notifier that interrupts the driver for queue: its MSI-X vector's
+ * (an irqfd where KVM has them; masked, it sets the PBA bit), for the
+ * kernel to signal (VHOST_SET_VRING_CALL). NULL when MSI-X is off or the
+ * queue has no vector: INTx needs the ISR, which only user space sets, so
+ * the queue stays in user space.
+ */
+EventNotifier *virtio_pci_queue_call_notifier(VirtIOPCIProxy *proxy, unsigned queue);
 
 #endif

@@ -126,8 +126,9 @@ void virtio_reset(VirtIODevice *vdev)
     }
 }
 
-/* A modern-only device needs VERSION_1 (virtio 1.x, "Legacy Interface:
- * ..."): without it the driver is a legacy one we cannot serve. */
+/* FEATURES_OK is the modern interface's, which needs VERSION_1 (virtio
+ * 1.x, "Legacy Interface: ..."): a driver without it is a legacy one,
+ * which uses the legacy interface and never sets FEATURES_OK. */
 static bool virtio_features_acceptable(const VirtIODevice *vdev)
 {
     return virtio_has_feature(vdev, VIRTIO_F_VERSION_1);

@@ -466,6 +466,18 @@ static uint8_t *gpa(uint64_t addr)
     return ram + (addr - RAM_BASE);
 }
 
+/* A pattern of len bytes written at sector, then read back elsewhere in
+ * guest RAM: both requests succeed and the bytes match. */
+static void write_read_back(TestDev *t, uint64_t sector, uint32_t len, unsigned seed)
+{
+    fill_pattern(gpa(DATA_GPA), len, seed);
+    g_assert_cmpuint(run(t, VIRTIO_BLK_T_OUT, sector, DATA_GPA, len, false, NULL), ==,
+                     VIRTIO_BLK_S_OK);
+    g_assert_cmpuint(run(t, VIRTIO_BLK_T_IN, sector, DATA2_GPA, len, true, NULL), ==,
+                     VIRTIO_BLK_S_OK);
+    g_assert_cmpmem(gpa(DATA2_GPA), len, gpa(DATA_GPA), len);
+}
+
 /* ---- tests ---- */
 
 /* The default, a transitional device as QEMU 7.2's pc machine gives:
@@ -757,12 +769,7 @@ static void test_reset_waits_for_in_flight(void)
 static void test_iothread(void)
 {
     TestDev *t = dev_new(&(TestOptions) { .num_queues = 1, .iothread = true, .msix = true });
-    fill_pattern(gpa(DATA_GPA), 32768, 7);
-    g_assert_cmpuint(run(t, VIRTIO_BLK_T_OUT, 1024, DATA_GPA, 32768, false, NULL), ==,
-                     VIRTIO_BLK_S_OK);
-    g_assert_cmpuint(run(t, VIRTIO_BLK_T_IN, 1024, DATA2_GPA, 32768, true, NULL), ==,
-                     VIRTIO_BLK_S_OK);
-    g_assert_cmpmem(gpa(DATA2_GPA), 32768, gpa(DATA_GPA), 32768);
+    write_read_back(t, 1024, 32768, 7);
     g_assert_cmpuint(msis(1), ==, 2);
     dev_free(t);
 }
@@ -988,12 +995,7 @@ static void test_disable_modern(void)
     legacy_driver_init(t, true);
     uint16_t io = t->legacy;
     g_assert_cmpuint(inl(io + 0x18 + VIRTIO_BLK_CFG_CAPACITY), ==, IMAGE_SIZE / 512);
-    fill_pattern(gpa(DATA_GPA), 4096, 22);
-    g_assert_cmpuint(run(t, VIRTIO_BLK_T_OUT, 8, DATA_GPA, 4096, false, NULL), ==,
-                     VIRTIO_BLK_S_OK);
-    g_assert_cmpuint(run(t, VIRTIO_BLK_T_IN, 8, DATA2_GPA, 4096, true, NULL), ==,
-                     VIRTIO_BLK_S_OK);
-    g_assert_cmpmem(gpa(DATA2_GPA), 4096, gpa(DATA_GPA), 4096);
+    write_read_back(t, 8, 4096, 22);
     g_assert_cmpuint(msis(1), ==, 2);
     g_assert_false(rec.level[t->gsi]);
     /* A vector the function lacks reads back as NO_VECTOR. */

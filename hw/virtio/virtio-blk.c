@@ -406,6 +406,7 @@ QEMUDevice *virtio_blk_pci_new(PCIBus *bus, int devfn, const VirtIOBlkConf *conf
                 virtio_blk_handle_queue);
     if (!virtio_pci_init(&d->proxy, &s->vdev, bus, devfn, "virtio-blk-pci", "virtio-blk",
                          PCI_CLASS_STORAGE_SCSI, conf->iothread, conf->pci, errp)) {
+        virtio_cleanup(&s->vdev);
         g_free(s->serial);
         g_free(d);
         return NULL;

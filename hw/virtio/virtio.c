@@ -41,6 +41,15 @@ void virtio_init(VirtIODevice *vdev, uint16_t device_id, const VirtIODeviceOps *
     virtio_reset(vdev);
 }
 
+void virtio_cleanup(VirtIODevice *vdev)
+{
+    for (unsigned i = 0; i < vdev->num_queues; i++) {
+        vring_unmap(&vdev->vqs[i].ring);
+    }
+    g_clear_pointer(&vdev->vqs, g_free);
+    g_clear_pointer(&vdev->config, g_free);
+}
+
 /* ---- features ---- */
 
 static uint32_t feature_word(uint64_t features, uint32_t select)

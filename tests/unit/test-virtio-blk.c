@@ -1061,7 +1061,8 @@ static void test_no_interface(void)
     Error *err = NULL;
     BlockBackend *blk = blk_new_open(&cfg, &err);
     g_assert_null(err);
-    PCIBus *bus = pci_bus_new(map_irq);
+    static PCIBus *bus;     /* kept reachable: buses are never freed */
+    bus = pci_bus_new(map_irq);
     VirtIOBlkConf conf = { .blk = blk, .num_queues = 1, .queue_size = 256, .pci = &pci };
     g_assert_null(virtio_blk_pci_new(bus, -1, &conf, &err));
     g_assert_cmpstr(err->msg, ==, "device cannot work as neither modern nor legacy mode is "

@@ -21,6 +21,7 @@ typedef struct PropertyKindInfo {
 
 static const PropertyKindInfo kind_info[DEVICE_PROP_KIND_COUNT] = {
     [DEVICE_PROP_BOOL] = { "bool", sizeof(bool), "on/off" },
+    [DEVICE_PROP_ON_OFF_AUTO] = { "OnOffAuto", sizeof(OnOffAuto), "on/off/auto" },
     [DEVICE_PROP_UINT8] = { "uint8", sizeof(uint8_t) },
     [DEVICE_PROP_UINT16] = { "uint16", sizeof(uint16_t) },
     [DEVICE_PROP_UINT32] = { "uint32", sizeof(uint32_t) },
@@ -102,6 +103,9 @@ void device_property_set_default(const DeviceProperty *prop, void *options)
     switch (prop->kind) {
     case DEVICE_PROP_BOOL:
         *(bool *)field = prop->defval.b;
+        break;
+    case DEVICE_PROP_ON_OFF_AUTO:
+        *(OnOffAuto *)field = prop->defval.i;
         break;
     case DEVICE_PROP_UINT8:
     case DEVICE_PROP_UINT16:
@@ -186,6 +190,24 @@ static bool parse_macaddr(const char *text, MACAddr *mac)
     return true;
 }
 
+static const char *const on_off_auto_names[] = {
+    [ON_OFF_AUTO_AUTO] = "auto", [ON_OFF_AUTO_ON] = "on", [ON_OFF_AUTO_OFF] = "off",
+};
+
+/* "auto", or any spelling of a bool (on/off, yes/no, true/false). */
+static bool parse_on_off_auto(const char *text, OnOffAuto *value)
+{
+    bool b;
+    if (strcmp(text, on_off_auto_names[ON_OFF_AUTO_AUTO]) == 0) {
+        *value = ON_OFF_AUTO_AUTO;
+    } else if (parse_bool(text, &b)) {
+        *value = b ? ON_OFF_AUTO_ON : ON_OFF_AUTO_OFF;
+    } else {
+        return false;
+    }
+    return true;
+}
+
 static bool parse_link(const char *text, DeviceLink *link)
 {
     if (!*text) {
@@ -204,6 +226,8 @@ static bool parse_value(const DeviceProperty *prop, const char *text, void *fiel
     switch (prop->kind) {
     case DEVICE_PROP_BOOL:
         return parse_bool(text, field);
+    case DEVICE_PROP_ON_OFF_AUTO:
+        return parse_on_off_auto(text, field);
     case DEVICE_PROP_UINT8:
     case DEVICE_PROP_UINT16:
     case DEVICE_PROP_UINT32:
@@ -242,6 +266,8 @@ static char *expected_syntax(const DeviceProperty *prop)
     switch (prop->kind) {
     case DEVICE_PROP_BOOL:
         return g_strdup("on or off");
+    case DEVICE_PROP_ON_OFF_AUTO:
+        return g_strdup("on, off or auto");
     case DEVICE_PROP_UINT8:
     case DEVICE_PROP_UINT16:
     case DEVICE_PROP_UINT32:
@@ -272,7 +298,7 @@ bool device_property_parse(const DeviceProperty *prop, const char *type_name,
                            const char *text, void *options, Error **errp)
 {
     if (!text) {
-        if (prop->kind != DEVICE_PROP_BOOL) {
+        if (prop->kind != DEVICE_PROP_BOOL && prop->kind != DEVICE_PROP_ON_OFF_AUTO) {
             error_setg(errp, "Property '%s.%s' needs a value", type_name, prop->name);
             return false;
         }
@@ -318,6 +344,8 @@ static char *default_text(const DeviceProperty *prop)
     switch (prop->kind) {
     case DEVICE_PROP_BOOL:
         return g_strdup(prop->defval.b ? "true" : "false");
+    case DEVICE_PROP_ON_OFF_AUTO:
+        return g_strdup_printf("\"%s\"", on_off_auto_names[prop->defval.i]);
     case DEVICE_PROP_UINT8:
     case DEVICE_PROP_UINT16:
     case DEVICE_PROP_UINT32:

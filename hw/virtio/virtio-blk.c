@@ -405,7 +405,8 @@ QEMUDevice *virtio_blk_pci_new(PCIBus *bus, int devfn, const VirtIOBlkConf *conf
                 VIRTIO_BLK_CFG_SIZE, conf->num_queues, conf->queue_size,
                 virtio_blk_handle_queue);
     if (!virtio_pci_init(&d->proxy, &s->vdev, bus, devfn, "virtio-blk-pci", "virtio-blk",
-                         PCI_CLASS_STORAGE_SCSI, conf->iothread, errp)) {
+                         PCI_CLASS_STORAGE_SCSI, conf->iothread, conf->pci, errp)) {
+        virtio_cleanup(&s->vdev);
         g_free(s->serial);
         g_free(d);
         return NULL;
@@ -430,6 +431,7 @@ typedef struct VirtIOBlkPCIOptions {
     uint16_t num_queues;
     uint16_t queue_size;
     char *serial;
+    VirtIOPCIConf pci;
 } VirtIOBlkPCIOptions;
 
 static const DeviceProperty virtio_blk_pci_properties[] = {
@@ -441,6 +443,7 @@ static const DeviceProperty virtio_blk_pci_properties[] = {
     DEFINE_PROP_UINT16("queue-size", VirtIOBlkPCIOptions, queue_size, 256,
                        "entries per queue (a power of two)"),
     DEFINE_PROP_STRING("serial", VirtIOBlkPCIOptions, serial, "the disk's serial number"),
+    DEFINE_VIRTIO_PCI_PROPERTIES(VirtIOBlkPCIOptions, pci),
 };
 
 static QEMUDevice *virtio_blk_pci_realize(const void *options, const DeviceBuses *buses,
@@ -458,6 +461,7 @@ static QEMUDevice *virtio_blk_pci_realize(const void *options, const DeviceBuses
     VirtIOBlkConf conf = {
         .blk = drive ? drive->blk : NULL, .iothread = o->iothread.backend,
         .num_queues = o->num_queues, .queue_size = o->queue_size, .serial = o->serial,
+        .pci = &o->pci,
     };
     return virtio_blk_pci_new(buses->pci, o->addr, &conf, errp);
 }
@@ -466,7 +470,7 @@ const DeviceTypeInfo virtio_blk_pci_type = {
     .name = "virtio-blk-pci",
     .bus = DEVICE_BUS_PCI,
     .category = DEVICE_CATEGORY_STORAGE,
-    .description = "virtio block device (virtio 1.x, 1af4:1042)",
+    .description = "virtio block device (transitional 1af4:1001, or modern-only 1af4:1042)",
     DEVICE_PROPERTIES(virtio_blk_pci_properties),
     .options_size = sizeof(VirtIOBlkPCIOptions),
     .realize = virtio_blk_pci_realize,

@@ -1,12 +1,15 @@
 /*
- * The virtio 1.x PCI transport, modern only (hw/virtio/virtio-pci.h has
- * the layout). Every register access arrives with the function's device
- * lock held (dispatch takes the owner's lock of each subregion).
+ * The virtio PCI transport (hw/virtio/virtio-pci.h has the layout): the
+ * function, its interrupts and doorbells, and the modern register
+ * structures; the legacy register block is in virtio-pci-legacy.c. Every
+ * register access arrives with the function's device lock held (dispatch
+ * takes the owner's lock of each subregion).
  */
 #include <inttypes.h>
 #include <glib.h>
 #include "hw/pci/msi.h"
 #include "hw/virtio/virtio-pci.h"
+#include "virtio-pci-internal.h"
 #include "qemu/log.h"
 #include "qemu/main-loop.h"
 #include "sysemu/kvm.h"
@@ -40,8 +43,13 @@ static void virtio_pci_send_interrupt(VirtIODevice *vdev, uint16_t vector, uint8
     VirtIOPCIProxy *p = proxy_of(vdev);
     if (msix_enabled(&p->pci)) {
         /* virtio_pci_checked_vector let only the function's vectors in. */
-        if (vector != VIRTIO_NO_VECTOR) {
+        if (vector == VIRTIO_NO_VECTOR) {
+            return;
+        }
+        if (p->vector_notifiers) {
             event_notifier_set(&p->vector_notifiers[vector]);
+        } else {
+            msix_notify(&p->pci, vector);   /* x-irqfd=off: KVM_SIGNAL_MSI, now */
         }
         return;
     }
@@ -50,9 +58,10 @@ static void virtio_pci_send_interrupt(VirtIODevice *vdev, uint16_t vector, uint8
 }
 
 /* Every queue notification enters here, with the device lock held: from
- * the queue's notifier on the device's context, or from the notify
- * region's write handler for a write the notifier does not match. */
-static void virtio_pci_queue_kicked(VirtIOPCIProxy *p, unsigned queue)
+ * the queue's notifier on the device's context, or from a doorbell's
+ * write handler for a write the notifier does not match (all of them with
+ * ioeventfd=off). */
+void virtio_pci_queue_kicked(VirtIOPCIProxy *p, unsigned queue)
 {
     if (queue < p->vdev->num_queues && p->kicks[queue].redirect) {
         event_notifier_set(p->kicks[queue].redirect);   /* vhost has the queue */
@@ -78,7 +87,7 @@ static void virtio_pci_serve_kick(VirtIOPCIKick *kick)
 {
     VirtIOPCIProxy *p = kick->proxy;
     device_lock(&p->pci.qdev);
-    if (event_notifier_test_and_clear(&kick->notifier) && kick->declared) {
+    if (event_notifier_test_and_clear(&kick->notifier) && kick->region) {
         virtio_pci_queue_kicked(p, kick->queue);
     }
     device_unlock(&p->pci.qdev);
@@ -98,27 +107,40 @@ void virtio_pci_flush_kicks(VirtIOPCIProxy *p)
 }
 
 /*
- * The queue's notify address as an ioeventfd while the queue is enabled.
- * Linux's vp_notify writes the queue index with iowrite16 at the queue's
- * own address, so the address alone says which queue: no data match.
- * Where KVM takes writes of any width it handles them without decoding
- * the instruction, its fastest MMIO exit; else 2 bytes, what drivers
- * write (another width reaches the write handler, which kicks too).
+ * The queue's doorbell as an ioeventfd while the queue is enabled.
+ * Modern: Linux's vp_notify writes the queue index with iowrite16 at the
+ * queue's own address, so the address alone says which queue: no data
+ * match. Where KVM takes writes of any width it handles them without
+ * decoding the instruction, its fastest MMIO exit; else 2 bytes, what
+ * drivers write (another width reaches the write handler, which kicks
+ * too). Legacy: every queue shares QUEUE_NOTIFY, a 2-byte port write of
+ * the queue's index, so the index is matched as data.
  */
-static void virtio_pci_declare_kick(VirtIOPCIProxy *p, VirtIOPCIKick *kick, bool declare)
+void virtio_pci_declare_doorbell(VirtIOPCIProxy *p, unsigned queue,
+                                 VirtIOPCIDriverInterface iface)
 {
-    if (kick->declared == declare) {
+    VirtIOPCIKick *kick = &p->kicks[queue];
+    if (!p->conf.ioeventfd || kick->region) {
         return;
     }
-    uint64_t offset = kick->queue * VIRTIO_PCI_NOTIFY_MULTIPLIER;
-    EventNotifier *e = kick->redirect ? kick->redirect : &kick->notifier;
-    if (declare) {
-        kick->width = kvm_fast_paths() & KVM_FAST_PATH_IOEVENTFD_ANY_LENGTH ? 0 : 2;
-        memory_region_add_eventfd(&p->notify, offset, kick->width, false, 0, e);
-    } else {
-        memory_region_del_eventfd(&p->notify, offset, kick->width, false, 0, e);
+    bool legacy = iface == VIRTIO_PCI_DRIVER_LEGACY;
+    bool any_width = kvm_fast_paths() & KVM_FAST_PATH_IOEVENTFD_ANY_LENGTH;
+    kick->region = legacy ? &p->legacy_bar : &p->notify;
+    kick->offset = legacy ? VIRTIO_PCI_LEGACY_QUEUE_NOTIFY : queue * VIRTIO_PCI_NOTIFY_MULTIPLIER;
+    kick->width = legacy || !any_width ? 2 : 0;
+    kick->match_data = legacy;
+    kick->declared_with = kick->redirect ? kick->redirect : &kick->notifier;
+    memory_region_add_eventfd(kick->region, kick->offset, kick->width, kick->match_data, queue,
+                              kick->declared_with);
+}
+
+static void virtio_pci_remove_doorbell(VirtIOPCIKick *kick)
+{
+    if (kick->region) {
+        memory_region_del_eventfd(kick->region, kick->offset, kick->width, kick->match_data,
+                                  kick->queue, kick->declared_with);
+        kick->region = NULL;
     }
-    kick->declared = declare;
 }
 
 static void virtio_pci_transport_reset(VirtIODevice *vdev)
@@ -127,10 +149,49 @@ static void virtio_pci_transport_reset(VirtIODevice *vdev)
     p->device_feature_select = 0;
     p->driver_feature_select = 0;
     p->queue_select = 0;
+    p->driver_interface = VIRTIO_PCI_DRIVER_NONE;
     pci_set_irq(&p->pci, false);
-    /* Every queue is disabled: their doorbells go back to the handler. */
+    /* Every queue is disabled: their doorbells go back to the handlers. */
     for (unsigned i = 0; i < vdev->num_queues; i++) {
-        virtio_pci_declare_kick(p, &p->kicks[i], false);
+        virtio_pci_remove_doorbell(&p->kicks[i]);
+    }
+}
+
+/* ---- one interface at a time ---- */
+
+static const char *const driver_interface_names[] = {
+    [VIRTIO_PCI_DRIVER_LEGACY] = "legacy", [VIRTIO_PCI_DRIVER_MODERN] = "modern",
+};
+
+/*
+ * virtio asks a driver to use one interface (virtio 1.x, "Legacy
+ * Interfaces: ... Transitional Device"): the two keep their queue
+ * addresses, features and doorbells differently, so a write through the
+ * other one after the driver chose would mix two drivers' views of one
+ * device. The choice lasts until a reset.
+ */
+bool virtio_pci_driver_uses(VirtIOPCIProxy *p, VirtIOPCIDriverInterface iface,
+                            const char *what)
+{
+    if (p->driver_interface == VIRTIO_PCI_DRIVER_NONE) {
+        p->driver_interface = iface;
+    }
+    if (p->driver_interface == iface) {
+        return true;
+    }
+    qemu_log_mask(LOG_GUEST_ERROR, "%s: %s %s written while the driver uses the %s interface "
+                  "(reset first): ignored\n", virtio_name(p->vdev), driver_interface_names[iface],
+                  what, driver_interface_names[p->driver_interface]);
+    return false;
+}
+
+void virtio_pci_write_status(VirtIOPCIProxy *p, VirtIOPCIDriverInterface iface,
+                             uint8_t status)
+{
+    /* A reset is the one write both interfaces may make at any time: it
+     * is how a driver of either kind starts. */
+    if (status == 0 || virtio_pci_driver_uses(p, iface, "status")) {
+        virtio_set_status(p->vdev, status);
     }
 }
 
@@ -243,7 +304,7 @@ static uint64_t virtio_pci_common_read(void *opaque, uint64_t offset, unsigned s
 
 /* A vector the function does not have reads back as NO_VECTOR, which is
  * how the driver learns that its choice failed. */
-static uint16_t virtio_pci_checked_vector(VirtIOPCIProxy *p, uint64_t value)
+uint16_t virtio_pci_checked_vector(VirtIOPCIProxy *p, uint64_t value)
 {
     if (value != VIRTIO_NO_VECTOR && value >= p->nvectors) {
         qemu_log_mask(LOG_GUEST_ERROR, "%s: MSI-X vector %" PRIu64 " of %u: none used\n",
@@ -271,7 +332,9 @@ static void common_write_queue(VirtIOPCIProxy *p, VirtQueue *vq, uint64_t offset
         break;
     case VIRTIO_PCI_COMMON_Q_ENABLE:
         virtio_queue_set_enable(vq, value);
-        virtio_pci_declare_kick(p, &p->kicks[vq->index], vq->enabled);
+        if (vq->enabled) {
+            virtio_pci_declare_doorbell(p, vq->index, VIRTIO_PCI_DRIVER_MODERN);
+        }
         break;
     case VIRTIO_PCI_COMMON_Q_DESCLO:
     case VIRTIO_PCI_COMMON_Q_DESCHI:
@@ -303,6 +366,13 @@ static void virtio_pci_common_write(void *opaque, uint64_t offset, uint64_t valu
     if (!common_access_ok(p, offset, size, "write")) {
         return;
     }
+    if (offset == VIRTIO_PCI_COMMON_STATUS) {
+        virtio_pci_write_status(p, VIRTIO_PCI_DRIVER_MODERN, value);
+        return;
+    }
+    if (!virtio_pci_driver_uses(p, VIRTIO_PCI_DRIVER_MODERN, "common configuration")) {
+        return;
+    }
     switch (offset) {
     case VIRTIO_PCI_COMMON_DFSELECT:
         p->device_feature_select = value;
@@ -315,9 +385,6 @@ static void virtio_pci_common_write(void *opaque, uint64_t offset, uint64_t valu
         break;
     case VIRTIO_PCI_COMMON_MSIX:
         vdev->config_vector = virtio_pci_checked_vector(p, value);
-        break;
-    case VIRTIO_PCI_COMMON_STATUS:
-        virtio_set_status(vdev, value);
         break;
     case VIRTIO_PCI_COMMON_Q_SELECT:
         p->queue_select = value;
@@ -349,16 +416,18 @@ static const MemoryRegionOps virtio_pci_common_ops = {
 
 /* ---- ISR, device configuration, notifications ---- */
 
-static uint64_t virtio_pci_isr_read(void *opaque, uint64_t offset, unsigned size)
+/* Reading acknowledges: the bits clear and INTx drops. */
+uint8_t virtio_pci_isr_acknowledge(VirtIOPCIProxy *p)
 {
-    VirtIOPCIProxy *p = opaque;
-    if (offset != 0) {
-        return 0;
-    }
-    /* Reading acknowledges: the bits clear and INTx drops. */
     uint8_t isr = virtio_isr_read_and_clear(p->vdev);
     pci_set_irq(&p->pci, false);
     return isr;
+}
+
+static uint64_t virtio_pci_isr_read(void *opaque, uint64_t offset, unsigned size)
+{
+    VirtIOPCIProxy *p = opaque;
+    return offset == 0 ? virtio_pci_isr_acknowledge(p) : 0;
 }
 
 static void virtio_pci_isr_write(void *opaque, uint64_t offset, uint64_t value, unsigned size)
@@ -383,7 +452,9 @@ static void virtio_pci_device_write(void *opaque, uint64_t offset, uint64_t valu
                                     unsigned size)
 {
     VirtIOPCIProxy *p = opaque;
-    virtio_config_write(p->vdev, offset, value, size);
+    if (virtio_pci_driver_uses(p, VIRTIO_PCI_DRIVER_MODERN, "device configuration")) {
+        virtio_config_write(p->vdev, offset, value, size);
+    }
 }
 
 static const MemoryRegionOps virtio_pci_device_ops = {
@@ -406,7 +477,9 @@ static void virtio_pci_notify_write(void *opaque, uint64_t offset, uint64_t valu
                       "ignored\n", virtio_name(p->vdev), offset);
         return;
     }
-    virtio_pci_queue_kicked(p, offset / VIRTIO_PCI_NOTIFY_MULTIPLIER);
+    if (virtio_pci_driver_uses(p, VIRTIO_PCI_DRIVER_MODERN, "queue notification")) {
+        virtio_pci_queue_kicked(p, offset / VIRTIO_PCI_NOTIFY_MULTIPLIER);
+    }
 }
 
 static const MemoryRegionOps virtio_pci_notify_ops = {
@@ -451,18 +524,19 @@ static void virtio_pci_notifiers_free(VirtIOPCIProxy *p)
     for (unsigned i = 0; i < p->vdev->num_queues; i++) {
         event_notifier_cleanup(&p->kicks[i].notifier);
     }
-    for (unsigned v = 0; v < p->nvectors; v++) {
+    for (unsigned v = 0; p->vector_notifiers && v < p->nvectors; v++) {
         event_notifier_cleanup(&p->vector_notifiers[v]);
     }
     g_free(p->kicks);
     g_free(p->vector_notifiers);
 }
 
-/* One notifier per queue's doorbell and one per MSI-X vector. */
+/* One notifier per queue's doorbell and, unless x-irqfd=off, one per
+ * MSI-X vector. */
 static bool virtio_pci_notifiers_new(VirtIOPCIProxy *p, Error **errp)
 {
     p->kicks = g_new0(VirtIOPCIKick, p->vdev->num_queues);
-    p->vector_notifiers = g_new0(EventNotifier, p->nvectors);
+    p->vector_notifiers = p->conf.irqfd ? g_new0(EventNotifier, p->nvectors) : NULL;
     /* Each one is tried, so that every fd is valid or -1 for the cleanup. */
     bool ok = true;
     for (unsigned i = 0; i < p->vdev->num_queues; i++) {
@@ -470,7 +544,7 @@ static bool virtio_pci_notifiers_new(VirtIOPCIProxy *p, Error **errp)
         p->kicks[i].queue = i;
         ok = event_notifier_init(&p->kicks[i].notifier, ok ? errp : NULL) && ok;
     }
-    for (unsigned v = 0; v < p->nvectors; v++) {
+    for (unsigned v = 0; p->vector_notifiers && v < p->nvectors; v++) {
         ok = event_notifier_init(&p->vector_notifiers[v], ok ? errp : NULL) && ok;
     }
     if (!ok) {
@@ -493,34 +567,48 @@ static void virtio_pci_attach_context(void *opaque)
     for (unsigned i = 0; i < p->vdev->num_queues; i++) {
         event_notifier_set_handler(&p->kicks[i].notifier, p->ctx, virtio_pci_kick_notified);
     }
-    for (unsigned v = 0; v < p->nvectors; v++) {
+    for (unsigned v = 0; p->vector_notifiers && v < p->nvectors; v++) {
         msix_vector_use_notifier(&p->pci, v, &p->vector_notifiers[v], p->ctx);
     }
 }
 
-bool virtio_pci_init(VirtIOPCIProxy *p, VirtIODevice *vdev, PCIBus *bus, int devfn,
-                     const char *type, const char *id_prefix, uint32_t class_code,
-                     IOThread *iothread, Error **errp)
+/* The spec's transitional PCI device ids ("Legacy Interfaces: ...
+ * Transitional PCI Device ID"), which do not follow the virtio ids; 0 for
+ * a device type that has none (it cannot be legacy). */
+static uint16_t virtio_pci_transitional_device_id(uint16_t virtio_id)
 {
-    g_assert(vdev->num_queues + 1 <= VIRTIO_PCI_MAX_VECTORS &&
-             vdev->config_len <= VIRTIO_PCI_REGION_SIZE);
-    p->vdev = vdev;
-    p->nvectors = vdev->num_queues + 1;
-    if (!virtio_pci_notifiers_new(p, errp)) {
-        return false;
-    }
-    if (!pci_device_init(&p->pci, bus, devfn, type, id_prefix, PCI_VENDOR_ID_REDHAT_QUMRANET,
-                         VIRTIO_PCI_DEVICE_ID_BASE + vdev->device_id, VIRTIO_PCI_REVISION,
-                         class_code, 1, errp)) {
-        virtio_pci_notifiers_free(p);
-        return false;
-    }
-    vdev->qdev = &p->pci.qdev;
-    vdev->transport = p;
-    vdev->transport_notify = virtio_pci_send_interrupt;
-    vdev->transport_reset = virtio_pci_transport_reset;
-    p->pci.qdev.reset = virtio_pci_qdev_reset;
+    static const uint16_t ids[] = {
+        [VIRTIO_ID_NET] = 0x1000, [VIRTIO_ID_BLOCK] = 0x1001, [3] = 0x1003 /* console */,
+        [4] = 0x1005 /* entropy */, [5] = 0x1002 /* balloon */, [8] = 0x1004 /* SCSI */,
+        [9] = 0x1009 /* 9P */,
+    };
+    return virtio_id < G_N_ELEMENTS(ids) ? ids[virtio_id] : 0;
+}
 
+/* Which interfaces the switches leave, as QEMU decides on a conventional
+ * PCI bus (disable-legacy=auto: legacy too, where the type has an id). */
+static bool virtio_pci_choose_interfaces(VirtIOPCIProxy *p, Error **errp)
+{
+    uint16_t transitional_id = virtio_pci_transitional_device_id(p->vdev->device_id);
+    p->modern = !p->conf.disable_modern;
+    p->legacy = p->conf.disable_legacy == ON_OFF_AUTO_OFF ||
+                (p->conf.disable_legacy == ON_OFF_AUTO_AUTO && transitional_id);
+    if (p->legacy && !transitional_id) {
+        error_setg(errp, "virtio device type %u has no legacy interface: disable-legacy=off "
+                   "is not possible", p->vdev->device_id);
+        return false;
+    }
+    if (!p->legacy && !p->modern) {
+        error_setg(errp, "device cannot work as neither modern nor legacy mode is enabled "
+                   "(set either disable-modern or disable-legacy to off)");
+        return false;
+    }
+    return true;
+}
+
+/* BAR 4 with the modern structures, and their capabilities. */
+static void virtio_pci_modern_init(VirtIOPCIProxy *p)
+{
     memory_region_init_container(&p->modern_bar, &p->pci.qdev, "virtio-pci",
                                  VIRTIO_PCI_MODERN_BAR_SIZE);
     virtio_pci_add_region(p, &p->common, &virtio_pci_common_ops, "virtio-pci-common",
@@ -543,7 +631,46 @@ bool virtio_pci_init(VirtIOPCIProxy *p, VirtIODevice *vdev, PCIBus *bus, int dev
                        VIRTIO_PCI_REGION_SIZE, VIRTIO_CAP_SIZE);
     virtio_pci_add_cap(&p->pci, VIRTIO_PCI_CAP_NOTIFY_CFG, VIRTIO_PCI_NOTIFY_OFFSET,
                        VIRTIO_PCI_REGION_SIZE, VIRTIO_NOTIFY_CAP_SIZE);
+}
 
+bool virtio_pci_init(VirtIOPCIProxy *p, VirtIODevice *vdev, PCIBus *bus, int devfn,
+                     const char *type, const char *id_prefix, uint32_t class_code,
+                     IOThread *iothread, const VirtIOPCIConf *conf, Error **errp)
+{
+    static const VirtIOPCIConf defaults = VIRTIO_PCI_CONF_DEFAULTS;
+    g_assert(vdev->num_queues + 1 <= VIRTIO_PCI_MAX_VECTORS &&
+             vdev->config_len <= VIRTIO_PCI_REGION_SIZE);
+    p->vdev = vdev;
+    p->conf = conf ? *conf : defaults;
+    p->nvectors = vdev->num_queues + 1;
+    if (!virtio_pci_choose_interfaces(p, errp) || !virtio_pci_notifiers_new(p, errp)) {
+        return false;
+    }
+    /* A transitional device has the legacy ids (virtio 1.x, "PCI Device
+     * Discovery"): the legacy driver knows the type by its subsystem id. */
+    uint16_t device_id = p->legacy ? virtio_pci_transitional_device_id(vdev->device_id)
+                                   : VIRTIO_PCI_DEVICE_ID_BASE + vdev->device_id;
+    uint8_t revision = p->legacy ? VIRTIO_PCI_TRANSITIONAL_REVISION : VIRTIO_PCI_REVISION;
+    if (!pci_device_init(&p->pci, bus, devfn, type, id_prefix, PCI_VENDOR_ID_REDHAT_QUMRANET,
+                         device_id, revision, class_code, 1, errp)) {
+        virtio_pci_notifiers_free(p);
+        return false;
+    }
+    if (p->legacy) {
+        pci_set_word(&p->pci, PCI_SUBSYSTEM_ID, vdev->device_id);
+    }
+    vdev->qdev = &p->pci.qdev;
+    vdev->transport = p;
+    vdev->transport_notify = virtio_pci_send_interrupt;
+    vdev->transport_reset = virtio_pci_transport_reset;
+    p->pci.qdev.reset = virtio_pci_qdev_reset;
+
+    if (p->legacy) {
+        virtio_pci_legacy_init(p);
+    }
+    if (p->modern) {
+        virtio_pci_modern_init(p);
+    }
     memory_region_init_container(&p->msix_bar, &p->pci.qdev, "virtio-pci-msix",
                                  VIRTIO_PCI_MSIX_BAR_SIZE);
     pci_register_bar(&p->pci, VIRTIO_PCI_MSIX_BAR, 0, &p->msix_bar);
@@ -573,10 +700,13 @@ void virtio_pci_redirect_kicks(VirtIOPCIProxy *p, unsigned queue, EventNotifier 
     if (kick->redirect == to) {
         return;
     }
-    bool declared = kick->declared;
-    virtio_pci_declare_kick(p, kick, false);
+    MemoryRegion *declared_on = kick->region;
+    virtio_pci_remove_doorbell(kick);
     kick->redirect = to;
-    virtio_pci_declare_kick(p, kick, declared);
+    if (declared_on) {
+        virtio_pci_declare_doorbell(p, queue, declared_on == &p->legacy_bar ?
+                                    VIRTIO_PCI_DRIVER_LEGACY : VIRTIO_PCI_DRIVER_MODERN);
+    }
     if (!to) {
         /* Whatever the kernel left in the ring is looked at here now. */
         event_notifier_set(&kick->notifier);

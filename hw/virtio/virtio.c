@@ -41,6 +41,15 @@ void virtio_init(VirtIODevice *vdev, uint16_t device_id, const VirtIODeviceOps *
     virtio_reset(vdev);
 }
 
+void virtio_cleanup(VirtIODevice *vdev)
+{
+    for (unsigned i = 0; i < vdev->num_queues; i++) {
+        vring_unmap(&vdev->vqs[i].ring);
+    }
+    g_clear_pointer(&vdev->vqs, g_free);
+    g_clear_pointer(&vdev->config, g_free);
+}
+
 /* ---- features ---- */
 
 static uint32_t feature_word(uint64_t features, uint32_t select)
@@ -126,8 +135,9 @@ void virtio_reset(VirtIODevice *vdev)
     }
 }
 
-/* A modern-only device needs VERSION_1 (virtio 1.x, "Legacy Interface:
- * ..."): without it the driver is a legacy one we cannot serve. */
+/* FEATURES_OK is the modern interface's, which needs VERSION_1 (virtio
+ * 1.x, "Legacy Interface: ..."): a driver without it is a legacy one,
+ * which uses the legacy interface and never sets FEATURES_OK. */
 static bool virtio_features_acceptable(const VirtIODevice *vdev)
 {
     return virtio_has_feature(vdev, VIRTIO_F_VERSION_1);

@@ -21,6 +21,7 @@
 
 typedef enum DevicePropertyKind {
     DEVICE_PROP_BOOL,       /* bool: on/off, yes/no, true/false */
+    DEVICE_PROP_ON_OFF_AUTO,/* OnOffAuto: on/off (as a bool takes them) or auto */
     DEVICE_PROP_UINT8,      /* uint8_t..uint64_t: decimal or 0x-hexadecimal */
     DEVICE_PROP_UINT16,
     DEVICE_PROP_UINT32,
@@ -39,6 +40,14 @@ typedef enum DevicePropertyKind {
     DEVICE_PROP_NETDEV,
     DEVICE_PROP_KIND_COUNT,
 } DevicePropertyKind;
+
+/* A switch whose "auto" the device decides when it is realized, as
+ * QEMU's OnOffAuto properties (virtio-pci's disable-legacy). */
+typedef enum OnOffAuto {
+    ON_OFF_AUTO_AUTO,
+    ON_OFF_AUTO_ON,
+    ON_OFF_AUTO_OFF,
+} OnOffAuto;
 
 typedef struct MACAddr {
     uint8_t a[6];
@@ -79,6 +88,9 @@ typedef struct DeviceProperty {
 
 #define DEFINE_PROP_BOOL(name_, State, field, default_, desc_) \
     DEFINE_PROP_DEFAULT(name_, DEVICE_PROP_BOOL, State, field, bool, b, default_, desc_)
+#define DEFINE_PROP_ON_OFF_AUTO(name_, State, field, default_, desc_) \
+    DEFINE_PROP_DEFAULT(name_, DEVICE_PROP_ON_OFF_AUTO, State, field, OnOffAuto, i, default_, \
+                        desc_)
 #define DEFINE_PROP_UINT8(name_, State, field, default_, desc_) \
     DEFINE_PROP_DEFAULT(name_, DEVICE_PROP_UINT8, State, field, uint8_t, u, default_, desc_)
 #define DEFINE_PROP_UINT16(name_, State, field, default_, desc_) \
@@ -105,7 +117,7 @@ typedef struct DeviceProperty {
 void device_property_set_default(const DeviceProperty *prop, void *options);
 /*
  * Parse text (NULL: the key was given without '=', which only a bool
- * takes, as on) into prop's field. Errors name the property as QEMU does,
+ * or an OnOffAuto takes, as on) into prop's field. Errors name the property as QEMU does,
  * 'TYPE.PROP', with type_name.
  */
 bool device_property_parse(const DeviceProperty *prop, const char *type_name,

@@ -173,6 +173,10 @@ def test_fw_cfg_name_outside_opt_warns_and_is_accepted(our_vmm):
     (["-device", "help"], 'Misc devices:\nname "isa-debug-exit", bus ISA'),
     (["-device", "help"], 'name "ide-hd", bus IDE, desc "virtual IDE disk"\nname "virtio-blk-pci", bus PCI'),
     (["-device", "virtio-blk-pci,help"], "  num-queues=<uint16>    - request queues"),
+    (["-device", "virtio-blk-pci,help"],
+     '  disable-legacy=<OnOffAuto> - on/off/auto (default: "auto")\n'
+     "  disable-modern=<bool>  -  (default: false)\n"),
+    (["-device", "virtio-blk-pci,help"], "  ioeventfd=<bool>       - on/off (default: true)\n"),
     (["-cpu", "help"], "qemu64"),
     (["-object", "help"], "iothread"),
 ])
@@ -267,6 +271,12 @@ def drive_errors(tmp):
          "-device ide-cd,bus=ide.1,unit=0: IDE unit 0 is in use"),
         (["-drive", f"file={raw},format=raw,index=1", "-device", "ide-hd,drive=ide0-hd1", *NO_KERNEL],
          "automatically connected"),
+        (["-drive", f"file={raw},format=raw,if=none,id=d0",
+          "-device", "virtio-blk-pci,drive=d0,disable-legacy=on,disable-modern=on", *NO_KERNEL],
+         "device cannot work as neither modern nor legacy mode is enabled"),
+        (["-drive", f"file={raw},format=raw,if=none,id=d0",
+          "-device", "virtio-blk-pci,drive=d0,disable-legacy=maybe", *NO_KERNEL],
+         "Property 'virtio-blk-pci.disable-legacy' expects on, off or auto, not 'maybe'"),
     ]
 
 

@@ -3,6 +3,10 @@ bench (one batch): the disk's size and serial, a pattern written with dd and
 compared on the host (a RAM disk there, with cache=none and aio=native), an ext2 file system made and filled by the guest and
 checked on the test host with e2fsck and debugfs, fio with crc32c
 verification in both lock modes and with an I/O thread and two queues.
+The transport's switches: the default transitional device bound through
+its modern interface, a disable-modern=on one through the legacy one, a
+disable-legacy=on one with ioeventfd=off and x-irqfd=off, with the PCI ids
+Debian's QEMU gives the same -device.
 
 Disk load runs on 1-vCPU L2 guests only: 2-vCPU L2 guests under disk load
 can hang the nested bench's one-vCPU L1 (docs/testing.md, "Still open").
@@ -11,6 +15,7 @@ can hang the nested bench's one-vCPU L1 (docs/testing.md, "Still open").
 import base64
 import gzip
 import re
+import shutil
 import subprocess
 
 import pytest
@@ -31,7 +36,16 @@ WAIT_DISK = "i=0; while [ ! -b /dev/vda ] && [ $i -lt 100 ]; do sleep 0.1; i=$((
 
 # 4 MiB of random bytes at 1 MiB on vda, synced, read back past the page
 # cache; an ext2 file system on vdb with a copy of them and a small file.
-BASIC_GUEST = WAIT_DISKS + (
+# What Linux saw of each disk's function: its virtio features (bit n at
+# position n) and PCI ids, and BAR 0 as /sys shows it (start end flags).
+PCI_FACTS = ("for d in vda vdb; do p=$(readlink -f /sys/block/$d/device/..); "
+             "echo $d-features=$(cat /sys/block/$d/device/features); "
+             "echo $d-pci=$(cat $p/device),$(cat $p/revision),$(cat $p/subsystem_vendor),"
+             "$(cat $p/subsystem_device); "
+             "echo $d-bar0=$(head -n 1 $p/resource | tr ' ' ,); "
+             "echo $d-pci-driver=$(basename $(readlink $p/driver)); done; ")
+
+BASIC_GUEST = WAIT_DISKS + PCI_FACTS + (
     "echo vda-size=$(cat /sys/block/vda/size); "
     "echo vda-serial=$(cat /sys/block/vda/serial); "
     "echo vda-driver=$(basename $(readlink /sys/block/vda/device/driver)); "
@@ -71,6 +85,24 @@ RAMDISK = (f'grep -q " ram0$" /proc/partitions || '
 HOST_MD5 = 'echo host-md5=$(dd if=/dev/ram0 bs=64k skip=16 count=64 2>/dev/null | md5sum | cut -d" " -f1)'
 
 
+# vda: disable-modern=on, which Linux can only drive through the legacy
+# interface (its doorbell a port write, an ioeventfd on the I/O BAR); vdb:
+# modern only with ioeventfd=off and x-irqfd=off, each of its O_DIRECT
+# reads an MMIO exit to user space.
+LEGACY_KICKS = 2000
+LEGACY_GUEST = WAIT_DISKS + PCI_FACTS + (
+    "dd if=/dev/urandom of=/tmp/pat bs=64k count=16 2>/dev/null; "
+    "echo pattern-md5=$(md5sum < /tmp/pat | cut -d' ' -f1); "
+    "for d in vda vdb; do dd if=/tmp/pat of=/dev/$d bs=64k seek=4 conv=fsync 2>/dev/null; done; "
+    "sync; echo 3 > /proc/sys/vm/drop_caches; "
+    "for d in vda vdb; do "
+    "echo $d-readback-md5=$(dd if=/dev/$d bs=64k skip=4 count=16 2>/dev/null | md5sum | cut -d' ' -f1); done; "
+    f"dd if=/dev/vdb of=/dev/null bs=4k count={LEGACY_KICKS} iflag=direct 2>/dev/null; "
+    "set -- $(cat /sys/block/vdb/stat); echo vdb-requests=$(($1 + $5))")
+LEGACY_HOST_MD5 = ('echo host-md5=$(dd if="$WORK/legacy.raw" bs=64k skip=4 count=16 2>/dev/null '
+                   '| md5sum | cut -d" " -f1)')
+
+
 def drive(path, drive_id, opts="", dev_opts=""):
     return [f'-drive "file={path},format=raw,if=none,id={drive_id}{opts}"',
             f"-device virtio-blk-pci,drive={drive_id}{dev_opts}"]
@@ -95,6 +127,11 @@ def runs(our_vmm):
         "-machine pc,device-lock=on,lock-stats=on", "-d exits",
         *drive("/dev/ram0", "d0", ",cache=none,aio=native", ",serial=pdl-disk-a"),
         *drive("$WORK/b.raw", "d1")])
+    legacy_args = l2_args(LEGACY_GUEST, smp=1, extra=[
+        "-machine pc,device-lock=on", "-d exits",
+        *drive("$WORK/legacy.raw", "d0", dev_opts=",disable-modern=on"),
+        *drive("$WORK/modern.raw", "d1",
+               dev_opts=",disable-legacy=on,ioeventfd=off,x-irqfd=off")])
     frags = [
         Fragment("vblk_basic", f"""
 {RAMDISK}
@@ -102,6 +139,11 @@ truncate -s {FS_MB}M "$WORK/b.raw"
 guest_run disk 240 {basic_args}
 {HOST_MD5}
 echo fs-image-begin; gzip -c "$WORK/b.raw" | base64; echo fs-image-end
+""", our_vmm, limit=300),
+        Fragment("vblk_legacy", f"""
+truncate -s {DISK_MB}M "$WORK/legacy.raw" "$WORK/modern.raw"
+guest_run disk 240 {legacy_args}
+{LEGACY_HOST_MD5}
 """, our_vmm, limit=300),
         fio_fragment("vblk_fio_on", our_vmm, lock="on", drive_opts=",cache=none,aio=native"),
         fio_fragment("vblk_fio_off", our_vmm, lock="off", drive_opts=",aio=io_uring"),
@@ -119,7 +161,7 @@ def _value(log, key):
 
 def test_linux_sees_the_disk(runs):
     guest = expect_guest(runs["vblk_basic"], "disk", exit_status=0,
-                         contains=[r"1af4:1042 \(rev 01\)", "^(fs-done|fs-unsupported)$"])
+                         contains=[r"1af4:1001\s*$", "^(fs-done|fs-unsupported)$"])
     assert _value(guest.log, "vda-size") == str(DISK_MB * 1024 * 1024 // 512), guest.log
     assert _value(guest.log, "vda-serial") == "pdl-disk-a", guest.log
     assert _value(guest.log, "vda-driver") == "virtio_blk", guest.log
@@ -186,3 +228,90 @@ def test_fio_verifies(runs, name, lock):
         assert int(stats["virtio-blk0"]) > 0 and int(stats["global"]) == 0, guest.log
     else:
         assert int(stats["virtio-blk0"]) == 0 and int(stats["global"]) > 0, guest.log
+
+
+VERSION_1 = 32
+
+
+def _pci_facts(log, disk):
+    """(device, revision, subsystem vendor, subsystem) and BAR 0's
+    (start, end, flags), as Linux saw them."""
+    ids = tuple(int(v, 16) for v in _value(log, f"{disk}-pci").split(","))
+    bar0 = tuple(int(v, 16) for v in _value(log, f"{disk}-bar0").split(","))
+    return ids, bar0
+
+
+def test_default_device_is_transitional_and_bound_modern(runs):
+    """QEMU's default on pc: 1af4:1001 revision 0, subsystem 1af4:0002, a
+    128-byte I/O BAR 0; Linux's virtio_pci takes the modern interface
+    (VERSION_1 negotiated)."""
+    guest = expect_guest(runs["vblk_basic"], "disk", exit_status=0)
+    ids, bar0 = _pci_facts(guest.log, "vda")
+    assert ids == (0x1001, 0, 0x1af4, 0x0002), guest.log
+    assert bar0[1] - bar0[0] + 1 == 128 and bar0[2] & 0x100, guest.log     # IORESOURCE_IO
+    assert _value(guest.log, "vda-features")[VERSION_1] == "1", guest.log
+    assert _value(guest.log, "vda-pci-driver") == "virtio-pci", guest.log
+
+
+def test_disable_modern_binds_the_legacy_driver(runs):
+    """disable-modern=on: Linux drives it through the legacy I/O BAR (no
+    VERSION_1), and what it writes reaches the image."""
+    outcome = runs["vblk_legacy"]
+    guest = expect_guest(outcome, "disk", exit_status=0)
+    ids, bar0 = _pci_facts(guest.log, "vda")
+    assert ids == (0x1001, 0, 0x1af4, 0x0002), guest.log
+    assert bar0[1] - bar0[0] + 1 == 128 and bar0[2] & 0x100, guest.log
+    features = _value(guest.log, "vda-features")
+    assert features[VERSION_1] == "0" and "1" in features, guest.log
+    pattern = _value(guest.log, "pattern-md5")
+    assert _value(guest.log, "vda-readback-md5") == pattern, guest.log
+    assert re.search(rf"^host-md5={pattern}$", outcome.output, re.M), outcome.output
+
+
+def test_ioeventfd_and_irqfd_off(runs):
+    """disable-legacy=on,ioeventfd=off,x-irqfd=off: 1af4:1042 revision 1
+    without BAR 0, driven modern; each kick is an MMIO exit to user space
+    now (the default device's whole run stays under a tenth of its kicks),
+    and the interrupts sent from user space complete every request."""
+    guest = expect_guest(runs["vblk_legacy"], "disk", exit_status=0)
+    ids, bar0 = _pci_facts(guest.log, "vdb")
+    assert ids == (0x1042, 1, 0x1af4, 0x1100) and bar0 == (0, 0, 0), guest.log
+    assert _value(guest.log, "vdb-features")[VERSION_1] == "1", guest.log
+    assert _value(guest.log, "vdb-readback-md5") == _value(guest.log, "pattern-md5"), guest.log
+    requests = int(_value(guest.log, "vdb-requests"))
+    assert requests >= LEGACY_KICKS, guest.log
+    exits = re.search(r"^vCPU 0 exits to user space: io=(\d+) mmio=(\d+) other=(\d+)$",
+                      guest.log, re.M)
+    assert exits, guest.log
+    print(f"vdb requests={requests} vCPU 0 mmio exits={exits.group(2)}")
+    assert int(exits.group(2)) >= LEGACY_KICKS, guest.log
+
+
+QEMU = shutil.which("qemu-system-x86_64")
+
+
+def _qemu_pci_ids(tmp_path, dev_opts):
+    """(device, subsystem) of a virtio-blk-pci with dev_opts in Debian's
+    QEMU (TCG, no guest: its monitor's `info pci`)."""
+    disk = tmp_path / "qemu.raw"
+    disk.write_bytes(bytes(1 << 20))
+    proc = subprocess.run(
+        [QEMU, "-machine", "pc", "-accel", "tcg", "-nodefaults", "-display", "none", "-S",
+         "-drive", f"file={disk},format=raw,if=none,id=d0",
+         "-device", f"virtio-blk-pci,drive=d0{dev_opts}", "-monitor", "stdio"],
+        input="info pci\nquit\n", capture_output=True, text=True, timeout=60)
+    m = re.search(r"PCI device 1af4:(\w+)\s+PCI subsystem 1af4:(\w+)", proc.stdout)
+    assert m, proc.stdout + proc.stderr
+    return int(m.group(1), 16), int(m.group(2), 16)
+
+
+@pytest.mark.skipif(not QEMU, reason="no qemu-system-x86_64 (Debian's QEMU) to compare with")
+def test_pci_ids_match_qemu(runs, tmp_path):
+    """The ids Linux sees are those Debian's QEMU gives the same -device."""
+    basic = expect_guest(runs["vblk_basic"], "disk", exit_status=0)
+    switches = expect_guest(runs["vblk_legacy"], "disk", exit_status=0)
+    for log, disk, dev_opts in ((basic.log, "vda", ""),
+                                (switches.log, "vda", ",disable-modern=on"),
+                                (switches.log, "vdb", ",disable-legacy=on")):
+        ids, _ = _pci_facts(log, disk)
+        assert (ids[0], ids[3]) == _qemu_pci_ids(tmp_path, dev_opts), (dev_opts, log)

@@ -11,6 +11,7 @@
 
 typedef struct FakeOptions {
     bool flag;
+    OnOffAuto mode;
     uint8_t small;
     uint16_t port;
     uint32_t count;
@@ -25,6 +26,7 @@ typedef struct FakeOptions {
 
 static const DeviceProperty fake_properties[] = {
     DEFINE_PROP_BOOL("flag", FakeOptions, flag, true, NULL),
+    DEFINE_PROP_ON_OFF_AUTO("mode", FakeOptions, mode, ON_OFF_AUTO_AUTO, NULL),
     DEFINE_PROP_UINT8("small", FakeOptions, small, 7, NULL),
     DEFINE_PROP_UINT16("port", FakeOptions, port, 0x3f8, "first port"),
     DEFINE_PROP_UINT32("count", FakeOptions, count, 0, NULL),
@@ -95,6 +97,7 @@ static void test_defaults(void)
     DeviceConfig *dev = device_config_new(&fake_type, "-device fake-device");
     const FakeOptions *o = options_of(dev);
     g_assert_true(o->flag);
+    g_assert_cmpint(o->mode, ==, ON_OFF_AUTO_AUTO);
     g_assert_cmpuint(o->small, ==, 7);
     g_assert_cmphex(o->port, ==, 0x3f8);
     g_assert_cmpuint(o->big, ==, UINT64_MAX);
@@ -111,6 +114,7 @@ static void test_values(void)
 {
     DeviceConfig *dev = device_config_new(&fake_type, "-device fake-device");
     set_ok(dev, "flag", "off");
+    set_ok(dev, "mode", "off");
     set_ok(dev, "small", "0xff");
     set_ok(dev, "port", "65535");
     set_ok(dev, "count", "4294967295");
@@ -125,6 +129,7 @@ static void test_values(void)
     set_ok(dev, "id", "my-dev.1");
     const FakeOptions *o = options_of(dev);
     g_assert_false(o->flag);
+    g_assert_cmpint(o->mode, ==, ON_OFF_AUTO_OFF);
     g_assert_cmpuint(o->small, ==, 0xff);
     g_assert_cmpuint(o->port, ==, 65535);
     g_assert_cmpuint(o->count, ==, UINT32_MAX);
@@ -138,11 +143,18 @@ static void test_values(void)
     g_assert_cmpstr(o->drive.id, ==, "disk0");
     g_assert_cmpstr(dev->id, ==, "my-dev.1");
     /* One bit for each property given (id= is none). */
-    g_assert_cmpuint(__builtin_popcountll(dev->given), ==, 11);
+    g_assert_cmpuint(__builtin_popcountll(dev->given), ==, 12);
 
-    /* A bare key is "on" for a bool. */
+    /* A bare key is "on" for a bool and an OnOffAuto; the tri-state takes
+     * every spelling of a bool, and auto. */
     set_ok(dev, "flag", NULL);
     g_assert_true(options_of(dev)->flag);
+    set_ok(dev, "mode", NULL);
+    g_assert_cmpint(options_of(dev)->mode, ==, ON_OFF_AUTO_ON);
+    set_ok(dev, "mode", "auto");
+    g_assert_cmpint(options_of(dev)->mode, ==, ON_OFF_AUTO_AUTO);
+    set_ok(dev, "mode", "no");
+    g_assert_cmpint(options_of(dev)->mode, ==, ON_OFF_AUTO_OFF);
     device_config_free(dev);
 }
 
@@ -154,6 +166,7 @@ static void test_errors(void)
         { "bogus", "1", "Property 'fake-device.bogus' not found (try -device fake-device,help)" },
         { "flag", "maybe", "Property 'fake-device.flag' expects on or off, not 'maybe'" },
         { "flag", "1", "Property 'fake-device.flag' expects on or off, not '1'" },
+        { "mode", "maybe", "Property 'fake-device.mode' expects on, off or auto, not 'maybe'" },
         { "small", "256", "Property 'fake-device.small' expects an integer from 0 to 255, "
           "not '256'" },
         { "port", "0x10000", "Property 'fake-device.port' expects an integer from 0 to "
@@ -229,6 +242,7 @@ static void test_property_help(void)
         "  iothread=<link<iothread>>\n"
         "  label=<str>\n"
         "  mac=<str>              - Ethernet 6-byte MAC Address, example: 52:54:00:12:34:56\n"
+        "  mode=<OnOffAuto>       - on/off/auto (default: \"auto\")\n"
         "  netdev=<str>           - ID of a netdev to use as a backend\n"
         "  offset=<int32>         -  (default: -5)\n"
         "  port=<uint16>          - first port (default: 1016)\n"

@@ -5,7 +5,10 @@
  * requests kicked through the notify region and completed against a
  * temporary image, checked byte for byte in the file; interrupts through
  * MSI-X and INTx; hostile chains ending in DEVICE_NEEDS_RESET; a reset
- * that waits for requests in flight; an I/O thread; two queues.
+ * that waits for requests in flight; an I/O thread; two queues. The same
+ * transitional device driven through its legacy I/O BAR as Linux's
+ * virtio_pci_legacy drives it, one interface at a time; and QEMU's
+ * switches: disable-legacy, disable-modern, ioeventfd=off, x-irqfd=off.
  */
 #include <fcntl.h>
 #include <string.h>
@@ -92,6 +95,7 @@ typedef struct TestOptions {
     bool discard;
     bool iothread;
     bool msix;
+    const VirtIOPCIConf *pci;   /* NULL: the defaults */
 } TestOptions;
 
 typedef struct TestDev {
@@ -102,9 +106,11 @@ typedef struct TestDev {
     IOThread *iothread;
     char *path;
     uint64_t common, isr, device, notify;   /* guest-physical, from the caps */
+    uint16_t legacy;            /* BAR 0's port while a legacy driver drives it, or 0 */
     uint32_t notify_mult;
     uint64_t msix_table;
     uint8_t msix_cap;
+    unsigned vendor_caps;       /* bit n: a virtio capability of cfg_type n */
     unsigned gsi;
     TestVring vq[2];
     unsigned next_slot;
@@ -165,7 +171,7 @@ static void find_structures(TestDev *t)
         }
         found |= 1u << type;
     }
-    g_assert_cmphex(found, ==, 0x1e);
+    t->vendor_caps = found;
     g_assert_cmpuint(t->msix_cap, !=, 0);
     uint32_t table = cfg_read(t, t->msix_cap + 4, 4);
     g_assert_cmphex(table & 7, ==, VIRTIO_PCI_MSIX_BAR);
@@ -266,7 +272,8 @@ static void driver_init(TestDev *t, const TestOptions *o)
     t->next_slot = 0;
 }
 
-static TestDev *dev_new(const TestOptions *o)
+/* The device, its BARs assigned and decoded, bus mastering on; no driver. */
+static TestDev *dev_create(const TestOptions *o)
 {
     TestDev *t = g_new0(TestDev, 1);
     memset(ram, 0, RAM_SIZE);
@@ -292,26 +299,38 @@ static TestDev *dev_new(const TestOptions *o)
     }
     VirtIOBlkConf conf = {
         .blk = t->blk, .iothread = t->iothread, .num_queues = o->num_queues ? o->num_queues : 1,
-        .queue_size = 256, .serial = SERIAL,
+        .queue_size = 256, .serial = SERIAL, .pci = o->pci,
     };
     t->qdev = virtio_blk_pci_new(t->bus, -1, &conf, &err);
     g_assert_null(err);
     t->devfn = ((PCIDevice *)t->qdev)->devfn;
     g_assert_true(pci_bus_assign_resources(t->bus, 0xc000, 0xffff, PCI_MEM_BASE, PCI_MEM_LIMIT,
                                            &err));
-    cfg_write(t, PCI_COMMAND, PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER, 2);
+    cfg_write(t, PCI_COMMAND, PCI_COMMAND_IO | PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER, 2);
     t->gsi = cfg_read(t, PCI_INTERRUPT_LINE, 1);
+    return t;
+}
+
+/* The device driven through its modern interface, as Linux does. */
+static TestDev *dev_new(const TestOptions *o)
+{
+    TestDev *t = dev_create(o);
     find_structures(t);
+    g_assert_cmphex(t->vendor_caps, ==, 0x1e);
     driver_init(t, o);
     return t;
 }
 
 /* Decoding off (the BARs leave the address space for the next test's
- * device), drained, closed. */
+ * device), drained, reset as the machine resets it (its INTx, which the
+ * next test's device shares, goes down), closed. */
 static void dev_free(TestDev *t)
 {
     cfg_write(t, PCI_COMMAND, 0, 2);
     t->qdev->drain(t->qdev);
+    device_lock(t->qdev);
+    t->qdev->reset(t->qdev);
+    device_unlock(t->qdev);
     blk_unref(t->blk);
     if (t->iothread) {
         iothread_free(t->iothread);
@@ -364,7 +383,11 @@ static Req post(TestDev *t, unsigned q, uint32_t type, uint64_t sector, uint64_t
  * it on its context. */
 static void kick(TestDev *t, unsigned q)
 {
-    mem_write(t->notify + q * t->notify_mult, q, 2);
+    if (t->legacy) {
+        outw(t->legacy + VIRTIO_PCI_LEGACY_QUEUE_NOTIFY, q);
+    } else {
+        mem_write(t->notify + q * t->notify_mult, q, 2);
+    }
 }
 
 /* Run what the main loop has ready (kicks, completions, interrupts sent
@@ -443,13 +466,29 @@ static uint8_t *gpa(uint64_t addr)
     return ram + (addr - RAM_BASE);
 }
 
+/* A pattern of len bytes written at sector, then read back elsewhere in
+ * guest RAM: both requests succeed and the bytes match. */
+static void write_read_back(TestDev *t, uint64_t sector, uint32_t len, unsigned seed)
+{
+    fill_pattern(gpa(DATA_GPA), len, seed);
+    g_assert_cmpuint(run(t, VIRTIO_BLK_T_OUT, sector, DATA_GPA, len, false, NULL), ==,
+                     VIRTIO_BLK_S_OK);
+    g_assert_cmpuint(run(t, VIRTIO_BLK_T_IN, sector, DATA2_GPA, len, true, NULL), ==,
+                     VIRTIO_BLK_S_OK);
+    g_assert_cmpmem(gpa(DATA2_GPA), len, gpa(DATA_GPA), len);
+}
+
 /* ---- tests ---- */
 
+/* The default, a transitional device as QEMU 7.2's pc machine gives:
+ * 1af4:1001, revision 0, subsystem 1af4:0002 (the virtio id), the legacy
+ * I/O BAR 0 of 128 bytes beside the modern BAR 4 and MSI-X BAR 1. */
 static void test_pci_identity(void)
 {
     TestDev *t = dev_new(&(TestOptions) { .num_queues = 1, .msix = true });
-    g_assert_cmphex(cfg_read(t, PCI_VENDOR_ID, 4), ==, 0x10421af4);
-    g_assert_cmphex(cfg_read(t, PCI_REVISION_ID, 4), ==, 0x01000001);   /* SCSI class, rev 1 */
+    g_assert_cmphex(cfg_read(t, PCI_VENDOR_ID, 4), ==, 0x10011af4);
+    g_assert_cmphex(cfg_read(t, PCI_REVISION_ID, 4), ==, 0x01000000);   /* SCSI class, rev 0 */
+    g_assert_cmphex(cfg_read(t, PCI_SUBSYSTEM_VENDOR_ID, 4), ==, 0x00021af4);
     g_assert_cmphex(cfg_read(t, PCI_INTERRUPT_PIN, 1), ==, 1);
     g_assert_cmphex(cfg_read(t, PCI_BASE_ADDRESS_0 + 16, 4) & 0xf, ==,
                     PCI_BASE_ADDRESS_MEM_TYPE_64 | PCI_BASE_ADDRESS_MEM_PREFETCH);
@@ -467,7 +506,24 @@ static void test_pci_identity(void)
     g_assert_cmphex(cfg_read(t, PCI_BASE_ADDRESS_0 + 16, 4), ==, 0xffffc00c);
     cfg_write(t, PCI_BASE_ADDRESS_0 + 4, 0xffffffff, 4);
     g_assert_cmphex(cfg_read(t, PCI_BASE_ADDRESS_0 + 4, 4), ==, 0xfffff000);
-    g_assert_cmphex(cfg_read(t, PCI_BASE_ADDRESS_0, 4), ==, 0);      /* no legacy I/O BAR */
+    cfg_write(t, PCI_BASE_ADDRESS_0, 0xffffffff, 4);
+    g_assert_cmphex(cfg_read(t, PCI_BASE_ADDRESS_0, 4) & 0xffff, ==, 0xff81);  /* 128 B of I/O */
+    dev_free(t);
+}
+
+/* disable-legacy=on: modern only, 1af4:1042 revision 1 with QEMU's
+ * default subsystem, no I/O BAR. */
+static void test_disable_legacy(void)
+{
+    const VirtIOPCIConf pci = { .disable_legacy = ON_OFF_AUTO_ON, .ioeventfd = true,
+                                .irqfd = true };
+    TestDev *t = dev_new(&(TestOptions) { .num_queues = 1, .msix = true, .pci = &pci });
+    g_assert_cmphex(cfg_read(t, PCI_VENDOR_ID, 4), ==, 0x10421af4);
+    g_assert_cmphex(cfg_read(t, PCI_REVISION_ID, 4), ==, 0x01000001);
+    g_assert_cmphex(cfg_read(t, PCI_SUBSYSTEM_VENDOR_ID, 4), ==, 0x11001af4);
+    cfg_write(t, PCI_BASE_ADDRESS_0, 0xffffffff, 4);
+    g_assert_cmphex(cfg_read(t, PCI_BASE_ADDRESS_0, 4), ==, 0);
+    g_assert_cmpuint(run(t, VIRTIO_BLK_T_FLUSH, 0, 0, 0, false, NULL), ==, VIRTIO_BLK_S_OK);
     dev_free(t);
 }
 
@@ -713,12 +769,7 @@ static void test_reset_waits_for_in_flight(void)
 static void test_iothread(void)
 {
     TestDev *t = dev_new(&(TestOptions) { .num_queues = 1, .iothread = true, .msix = true });
-    fill_pattern(gpa(DATA_GPA), 32768, 7);
-    g_assert_cmpuint(run(t, VIRTIO_BLK_T_OUT, 1024, DATA_GPA, 32768, false, NULL), ==,
-                     VIRTIO_BLK_S_OK);
-    g_assert_cmpuint(run(t, VIRTIO_BLK_T_IN, 1024, DATA2_GPA, 32768, true, NULL), ==,
-                     VIRTIO_BLK_S_OK);
-    g_assert_cmpmem(gpa(DATA2_GPA), 32768, gpa(DATA_GPA), 32768);
+    write_read_back(t, 1024, 32768, 7);
     g_assert_cmpuint(msis(1), ==, 2);
     dev_free(t);
 }
@@ -806,6 +857,219 @@ static void test_register_abuse(void)
     g_assert_cmpuint(wait_used(t, 0, 1).id, ==, r.head);
     g_assert_cmpuint(run(t, VIRTIO_BLK_T_FLUSH, 0, 0, 0, false, NULL), ==, VIRTIO_BLK_S_OK);
     dev_free(t);
+}
+
+/* ---- the legacy interface ---- */
+
+#define LEGACY_QSIZE    256     /* a legacy driver takes the size offered */
+#define LEGACY_FEATURES ((uint32_t)(F(VIRTIO_F_RING_EVENT_IDX) | F(VIRTIO_F_RING_INDIRECT_DESC) | \
+                                    F(VIRTIO_BLK_F_SEG_MAX) | F(VIRTIO_BLK_F_BLK_SIZE) | \
+                                    F(VIRTIO_BLK_F_FLUSH) | F(VIRTIO_BLK_F_TOPOLOGY) | \
+                                    F(VIRTIO_BLK_F_CONFIG_WCE) | F(VIRTIO_BLK_F_WRITE_ZEROES)))
+
+static uint16_t legacy_port(TestDev *t)
+{
+    uint32_t bar = cfg_read(t, PCI_BASE_ADDRESS_0, 4);
+    g_assert_cmphex(bar & PCI_BASE_ADDRESS_SPACE_IO, ==, PCI_BASE_ADDRESS_SPACE_IO);
+    g_assert_cmphex(bar & ~3u, !=, 0);
+    return bar & ~3u;
+}
+
+/* The legacy layout of a queue at page-aligned ring_gpa: the used ring at the
+ * first 4 KiB boundary after the available ring. */
+static void legacy_ring_init(TestVring *tv, uint64_t ring_gpa)
+{
+    tv_init(tv, ram, RAM_BASE, LEGACY_QSIZE, ring_gpa);
+    tv->used = (tv->avail + vring_avail_size(LEGACY_QSIZE) + 4095) & ~4095ULL;
+    memset(gpa(tv->used), 0, vring_used_size(LEGACY_QSIZE));
+}
+
+/* Linux's virtio_pci_legacy probe and setup_vq order, up to DRIVER_OK. */
+static void legacy_driver_init(TestDev *t, bool msix)
+{
+    uint16_t io = t->legacy = legacy_port(t);
+    outb(io + VIRTIO_PCI_LEGACY_STATUS, 0);
+    g_assert_cmpuint(inb(io + VIRTIO_PCI_LEGACY_STATUS), ==, 0);
+    outb(io + VIRTIO_PCI_LEGACY_STATUS, VIRTIO_CONFIG_S_ACKNOWLEDGE);
+    outb(io + VIRTIO_PCI_LEGACY_STATUS, VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER);
+    uint32_t offered = inl(io + VIRTIO_PCI_LEGACY_HOST_FEATURES);
+    outl(io + VIRTIO_PCI_LEGACY_GUEST_FEATURES, offered & (uint32_t)DRIVER_FEATURES);
+    if (msix) {
+        enable_msix(t, 2);
+        outw(io + VIRTIO_PCI_LEGACY_MSIX_CONFIG, 0);
+        g_assert_cmpuint(inw(io + VIRTIO_PCI_LEGACY_MSIX_CONFIG), ==, 0);
+    }
+    outw(io + VIRTIO_PCI_LEGACY_QUEUE_SEL, 0);
+    g_assert_cmpuint(inw(io + VIRTIO_PCI_LEGACY_QUEUE_NUM), ==, LEGACY_QSIZE);
+    g_assert_cmpuint(inl(io + VIRTIO_PCI_LEGACY_QUEUE_PFN), ==, 0);    /* not active yet */
+    legacy_ring_init(&t->vq[0], RING_GPA(0));
+    outl(io + VIRTIO_PCI_LEGACY_QUEUE_PFN, RING_GPA(0) >> 12);
+    if (msix) {
+        outw(io + VIRTIO_PCI_LEGACY_MSIX_QUEUE, 1);
+        g_assert_cmpuint(inw(io + VIRTIO_PCI_LEGACY_MSIX_QUEUE), ==, 1);
+    }
+    outb(io + VIRTIO_PCI_LEGACY_STATUS, VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER |
+                                        VIRTIO_CONFIG_S_DRIVER_OK);
+    t->next_slot = 0;
+}
+
+/*
+ * The default (transitional) device driven through its I/O BAR with
+ * INTx: bits 0-31 of the features and never VERSION_1, the rings where
+ * the page number puts them, a write and a read that reach the image,
+ * each kick an ioeventfd on the port (served on the device's context),
+ * the interrupt's cause in the ISR, the configuration after the 20-byte
+ * header.
+ */
+static void test_legacy_driver(void)
+{
+    TestDev *t = dev_create(&(TestOptions) { .num_queues = 1 });
+    VirtIOPCIProxy *p = (VirtIOPCIProxy *)t->qdev;
+    legacy_driver_init(t, false);
+    uint16_t io = t->legacy;
+    g_assert_cmphex(inl(io + VIRTIO_PCI_LEGACY_HOST_FEATURES), ==, LEGACY_FEATURES);
+    g_assert_cmphex(inl(io + VIRTIO_PCI_LEGACY_GUEST_FEATURES), ==, LEGACY_FEATURES);
+    g_assert_false(virtio_has_feature(p->vdev, VIRTIO_F_VERSION_1));
+    g_assert_cmpuint(inl(io + 0x14 + VIRTIO_BLK_CFG_CAPACITY), ==, IMAGE_SIZE / 512);
+    g_assert_cmpuint(inl(io + 0x14 + VIRTIO_BLK_CFG_BLK_SIZE), ==, 512);
+    VirtQueue *vq = virtio_get_queue(p->vdev, 0);
+    g_assert_true(vq->enabled);
+    g_assert_cmphex(vq->desc_addr, ==, RING_GPA(0));
+    g_assert_cmphex(vq->driver_addr, ==, RING_GPA(0) + 16 * LEGACY_QSIZE);
+    g_assert_cmphex(vq->device_addr, ==, RING_GPA(0) + 0x2000);
+    g_assert_cmphex(inl(io + VIRTIO_PCI_LEGACY_QUEUE_PFN), ==, RING_GPA(0) >> 12);
+    g_assert_true(p->kicks[0].region == &p->legacy_bar);
+
+    fill_pattern(gpa(DATA_GPA), 8192, 21);
+    g_assert_cmpuint(run(t, VIRTIO_BLK_T_OUT, 40, DATA_GPA, 8192, false, NULL), ==,
+                     VIRTIO_BLK_S_OK);
+    uint8_t file[8192];
+    read_image(t, 40 * 512, file, sizeof(file));
+    g_assert_cmpmem(file, sizeof(file), gpa(DATA_GPA), sizeof(file));
+    g_assert_true(rec.level[t->gsi]);
+    g_assert_cmphex(inb(io + VIRTIO_PCI_LEGACY_ISR), ==, VIRTIO_ISR_QUEUE);
+    g_assert_false(rec.level[t->gsi]);
+    g_assert_cmphex(inb(io + VIRTIO_PCI_LEGACY_ISR), ==, 0);
+    g_assert_cmpuint(run(t, VIRTIO_BLK_T_IN, 40, DATA2_GPA, 8192, true, NULL), ==,
+                     VIRTIO_BLK_S_OK);
+    g_assert_cmpmem(gpa(DATA2_GPA), 8192, gpa(DATA_GPA), 8192);
+
+    /* The port write only signals the queue's ioeventfd (dispatch's
+     * match on the queue index); the device's context serves it. */
+    Req r = post(t, 0, VIRTIO_BLK_T_GET_ID, 0, DATA2_GPA, 512, true);
+    kick(t, 0);
+    g_assert_cmpuint(tv_used_idx(&t->vq[0]), ==, t->vq[0].used_seen);
+    g_assert_cmpuint(wait_used(t, 0, 1).id, ==, r.head);
+    /* Another queue's index on the port: not this queue's doorbell. */
+    outw(io + VIRTIO_PCI_LEGACY_QUEUE_NOTIFY, 3);
+    /* PFN 0 on a running queue (it takes a reset), a read-only field,
+     * a half field: ignored. */
+    outl(io + VIRTIO_PCI_LEGACY_QUEUE_PFN, 0);
+    outw(io + VIRTIO_PCI_LEGACY_QUEUE_NUM, 16);
+    g_assert_cmphex(inw(io + VIRTIO_PCI_LEGACY_HOST_FEATURES), ==, 0);
+    g_assert_true(vq->enabled);
+    g_assert_cmpuint(inw(io + VIRTIO_PCI_LEGACY_QUEUE_NUM), ==, LEGACY_QSIZE);
+    g_assert_cmpuint(run(t, VIRTIO_BLK_T_FLUSH, 0, 0, 0, false, NULL), ==, VIRTIO_BLK_S_OK);
+
+    /* Reset by status 0: the queue and its doorbell go. */
+    outb(io + VIRTIO_PCI_LEGACY_STATUS, 0);
+    g_assert_false(vq->enabled);
+    g_assert_null(p->kicks[0].region);
+    g_assert_cmpuint(inl(io + VIRTIO_PCI_LEGACY_QUEUE_PFN), ==, 0);
+    dev_free(t);
+}
+
+/*
+ * disable-modern=on: the legacy device alone (no BAR 4, no virtio
+ * capabilities; MSI-X stays), driven with MSI-X: the vector registers
+ * after the header, the configuration after them.
+ */
+static void test_disable_modern(void)
+{
+    const VirtIOPCIConf pci = { .disable_modern = true, .ioeventfd = true, .irqfd = true };
+    TestDev *t = dev_create(&(TestOptions) { .num_queues = 1, .msix = true, .pci = &pci });
+    find_structures(t);
+    g_assert_cmphex(t->vendor_caps, ==, 0);
+    g_assert_cmphex(cfg_read(t, PCI_VENDOR_ID, 4), ==, 0x10011af4);
+    g_assert_cmphex(cfg_read(t, PCI_BASE_ADDRESS_0 + 4 * VIRTIO_PCI_MODERN_BAR, 4), ==, 0);
+    legacy_driver_init(t, true);
+    uint16_t io = t->legacy;
+    g_assert_cmpuint(inl(io + 0x18 + VIRTIO_BLK_CFG_CAPACITY), ==, IMAGE_SIZE / 512);
+    write_read_back(t, 8, 4096, 22);
+    g_assert_cmpuint(msis(1), ==, 2);
+    g_assert_false(rec.level[t->gsi]);
+    /* A vector the function lacks reads back as NO_VECTOR. */
+    outw(io + VIRTIO_PCI_LEGACY_MSIX_QUEUE, 7);
+    g_assert_cmphex(inw(io + VIRTIO_PCI_LEGACY_MSIX_QUEUE), ==, VIRTIO_NO_VECTOR);
+    dev_free(t);
+}
+
+/*
+ * A driver uses one interface between two resets: the other one's writes
+ * are ignored (a reset excepted), and after a reset the device serves
+ * whichever a driver picks next, legacy -> modern -> legacy.
+ */
+static void test_one_interface_at_a_time(void)
+{
+    TestOptions o = { .num_queues = 1 };
+    TestDev *t = dev_create(&o);
+    find_structures(t);
+    legacy_driver_init(t, false);
+    uint16_t io = t->legacy;
+    uint8_t legacy_status = inb(io + VIRTIO_PCI_LEGACY_STATUS);
+    set_status(t, legacy_status | VIRTIO_CONFIG_S_FEATURES_OK);
+    g_assert_cmphex(status(t), ==, legacy_status);
+    common_write(t, VIRTIO_PCI_COMMON_Q_SELECT, 5, 2);     /* the selector both share */
+    g_assert_cmpuint(inw(io + VIRTIO_PCI_LEGACY_QUEUE_SEL), ==, 0);
+    mem_write(t->device + VIRTIO_BLK_CFG_WRITEBACK, 0, 1);
+    g_assert_true(blk_enable_write_cache(t->blk));
+    Req r = post(t, 0, VIRTIO_BLK_T_FLUSH, 0, 0, 0, false);
+    mem_write(t->notify, 0, 2);         /* the modern doorbell */
+    main_loop_settle();
+    g_assert_cmpuint(tv_used_idx(&t->vq[0]), ==, t->vq[0].used_seen);
+    kick(t, 0);
+    g_assert_cmpuint(wait_used(t, 0, 1).id, ==, r.head);
+
+    /* Reset through the modern interface, then a modern driver. */
+    set_status(t, 0);
+    t->legacy = 0;
+    driver_init(t, &o);
+    g_assert_cmpuint(run(t, VIRTIO_BLK_T_FLUSH, 0, 0, 0, false, NULL), ==, VIRTIO_BLK_S_OK);
+    uint8_t modern_status = status(t);
+    outb(io + VIRTIO_PCI_LEGACY_STATUS, VIRTIO_CONFIG_S_ACKNOWLEDGE);
+    outl(io + VIRTIO_PCI_LEGACY_GUEST_FEATURES, 0);
+    outw(io + VIRTIO_PCI_LEGACY_QUEUE_NOTIFY, 0);
+    g_assert_cmphex(status(t), ==, modern_status);
+    g_assert_true(virtio_has_feature(((VirtIOPCIProxy *)t->qdev)->vdev, VIRTIO_F_VERSION_1));
+
+    /* And back: a legacy driver after its own reset. */
+    legacy_driver_init(t, false);
+    g_assert_cmpuint(run(t, VIRTIO_BLK_T_FLUSH, 0, 0, 0, false, NULL), ==, VIRTIO_BLK_S_OK);
+    dev_free(t);
+}
+
+/* disable-legacy=on,disable-modern=on leaves nothing: QEMU's error. */
+static void test_no_interface(void)
+{
+    const VirtIOPCIConf pci = { .disable_legacy = ON_OFF_AUTO_ON, .disable_modern = true };
+    g_autofree char *path = g_build_filename(test_dir, "none.img", NULL);
+    g_assert_true(g_file_set_contents(path, "", 0, NULL));
+    DriveConfig cfg = {
+        .id = (char *)"vd0", .file = path, .format = DRIVE_FORMAT_RAW,
+        .cache = DRIVE_CACHE_WRITEBACK, .aio = DRIVE_AIO_THREADS, .read_only = true,
+    };
+    Error *err = NULL;
+    BlockBackend *blk = blk_new_open(&cfg, &err);
+    g_assert_null(err);
+    static PCIBus *bus;     /* kept reachable: buses are never freed */
+    bus = pci_bus_new(map_irq);
+    VirtIOBlkConf conf = { .blk = blk, .num_queues = 1, .queue_size = 256, .pci = &pci };
+    g_assert_null(virtio_blk_pci_new(bus, -1, &conf, &err));
+    g_assert_cmpstr(err->msg, ==, "device cannot work as neither modern nor legacy mode is "
+                    "enabled (set either disable-modern or disable-legacy to off)");
+    error_free(err);
+    blk_unref(blk);
+    g_unlink(path);
 }
 
 /* ---- the fast paths: ioeventfd kicks and vectors on notifiers ---- */
@@ -1001,6 +1265,51 @@ static void test_kicks_redirected(void)
     dev_free(t);
 }
 
+/* ioeventfd=off: no doorbell is declared; each kick, modern or legacy,
+ * is served at once by the thread that wrote it (the vCPU's). */
+static void test_ioeventfd_off(void)
+{
+    const VirtIOPCIConf pci = { .ioeventfd = false, .irqfd = true };
+    TestOptions o = { .num_queues = 1, .msix = true, .pci = &pci };
+    TestDev *t = dev_new(&o);
+    VirtIOPCIProxy *p = (VirtIOPCIProxy *)t->qdev;
+    g_assert_null(p->kicks[0].region);
+    for (unsigned legacy = 0; legacy < 2; legacy++) {
+        Req r = post(t, 0, VIRTIO_BLK_T_GET_ID, 0, DATA2_GPA, 512, true);
+        kick(t, 0);
+        g_assert_cmpuint(tv_used_idx(&t->vq[0]), ==, t->vq[0].used_seen + 1);
+        g_assert_cmpuint(wait_used(t, 0, 1).id, ==, r.head);
+        g_assert_cmpuint(run(t, VIRTIO_BLK_T_OUT, 0, DATA_GPA, 4096, false, NULL), ==,
+                         VIRTIO_BLK_S_OK);
+        legacy_driver_init(t, true);
+        g_assert_null(p->kicks[0].region);
+    }
+    dev_free(t);
+}
+
+/* x-irqfd=off: no vector is bound to a notifier; the completion's thread
+ * sends the message itself (KVM_SIGNAL_MSI), a masked one is left in the
+ * PBA and sent on unmask. */
+static void test_irqfd_off(void)
+{
+    const VirtIOPCIConf pci = { .ioeventfd = true, .irqfd = false };
+    TestDev *t = dev_new(&(TestOptions) { .num_queues = 1, .msix = true, .pci = &pci });
+    VirtIOPCIProxy *p = (VirtIOPCIProxy *)t->qdev;
+    g_assert_null(p->vector_notifiers);
+    g_assert_cmpuint(run(t, VIRTIO_BLK_T_OUT, 0, DATA_GPA, 4096, false, NULL), ==,
+                     VIRTIO_BLK_S_OK);
+    g_assert_cmpuint(msis(1), ==, 1);
+    uint64_t entry1 = t->msix_table + MSIX_TABLE_ENTRY_SIZE;
+    mem_write(entry1 + 12, 1, 4);
+    g_assert_cmpuint(run(t, VIRTIO_BLK_T_FLUSH, 0, 0, 0, false, NULL), ==, VIRTIO_BLK_S_OK);
+    g_assert_cmpuint(msis(1), ==, 1);
+    uint64_t pba = t->msix_table + VIRTIO_PCI_MSIX_PBA_OFFSET;
+    g_assert_cmphex(mem_read(pba, 4), ==, 0x2);
+    mem_write(entry1 + 12, 0, 4);
+    g_assert_cmpuint(msis(1), ==, 2);
+    dev_free(t);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -1015,6 +1324,11 @@ int main(int argc, char **argv)
     g_assert_nonnull(test_dir);
 
     g_test_add_func("/virtio-blk/pci-identity", test_pci_identity);
+    g_test_add_func("/virtio-blk/disable-legacy", test_disable_legacy);
+    g_test_add_func("/virtio-blk/legacy-driver", test_legacy_driver);
+    g_test_add_func("/virtio-blk/disable-modern", test_disable_modern);
+    g_test_add_func("/virtio-blk/one-interface-at-a-time", test_one_interface_at_a_time);
+    g_test_add_func("/virtio-blk/no-interface", test_no_interface);
     g_test_add_func("/virtio-blk/features-and-config", test_features_and_config);
     g_test_add_func("/virtio-blk/read-write", test_read_write);
     g_test_add_func("/virtio-blk/batch-and-event-idx", test_batch_and_event_idx);
@@ -1028,6 +1342,8 @@ int main(int argc, char **argv)
     g_test_add_func("/virtio-blk/kick-through-ioeventfd", test_kick_through_ioeventfd);
     g_test_add_func("/virtio-blk/every-vector-on-a-notifier", test_every_vector_on_a_notifier);
     g_test_add_func("/virtio-blk/kicks-redirected", test_kicks_redirected);
+    g_test_add_func("/virtio-blk/ioeventfd-off", test_ioeventfd_off);
+    g_test_add_func("/virtio-blk/irqfd-off", test_irqfd_off);
     int ret = g_test_run();
     g_rmdir(test_dir);
     return ret;

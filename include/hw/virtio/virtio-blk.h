@@ -1,7 +1,9 @@
 /*
  * virtio-blk (virtio 1.x, "Block Device") on the PCI transport:
  * `-device virtio-blk-pci,drive=ID[,iothread=ID][,num-queues=N]
- * [,queue-size=N][,serial=S][,addr=SLOT]`, as QEMU names the properties.
+ * [,queue-size=N][,serial=S][,addr=SLOT]` and the transport's
+ * `[,disable-legacy=on|off|auto][,disable-modern=on|off][,ioeventfd=on|off]
+ * [,x-irqfd=on|off]`, as QEMU names the properties (x-irqfd is ours).
  * docs/storage.md ("virtio-blk") describes the requests and the threads.
  */
 #ifndef HW_VIRTIO_VIRTIO_BLK_H
@@ -11,6 +13,7 @@
 #include "block/block-backend.h"
 #include "hw/pci/pci.h"
 #include "hw/qdev-registry.h"
+#include "hw/virtio/virtio-pci.h"
 #include "qemu/error.h"
 #include "sysemu/iothread.h"
 
@@ -67,6 +70,7 @@ typedef struct VirtIOBlkConf {
     uint16_t num_queues;        /* 1..VIRTIO_BLK_MAX_QUEUES */
     uint16_t queue_size;        /* power of two, 4..VIRTQUEUE_MAX_SIZE */
     const char *serial;         /* GET_ID's answer; NULL: empty */
+    const VirtIOPCIConf *pci;   /* the transport's switches; NULL: QEMU's defaults */
 } VirtIOBlkConf;
 
 /* A virtio-blk-pci at devfn (-1: first free slot). Attaches conf->blk to

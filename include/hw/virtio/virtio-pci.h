@@ -1,8 +1,11 @@
 /*
- * The virtio 1.x PCI transport ("Virtio Over PCI Bus"), modern only: a
- * PCI function 1af4:(0x1040 + device id), revision 1, with QEMU's BAR
- * layout, which Linux's virtio_pci drives:
+ * The virtio PCI transport ("Virtio Over PCI Bus"): a virtio 1.x
+ * function, with the legacy (virtio 0.9.5) interface beside it as QEMU
+ * gives by default on the pc machine, in QEMU's layout, which Linux's
+ * virtio_pci drives:
  *
+ *   BAR 0  I/O, the legacy register block (transitional devices only):
+ *            the header (VIRTIO_PCI_LEGACY_*) then the device configuration
  *   BAR 1  4 KiB, 32-bit memory    MSI-X table at 0, PBA at 0x800
  *   BAR 4  16 KiB, 64-bit prefetchable memory, a container of
  *            0x0000  common configuration   (VIRTIO_PCI_CAP_COMMON_CFG)
@@ -10,21 +13,33 @@
  *            0x2000  device configuration   (VIRTIO_PCI_CAP_DEVICE_CFG)
  *            0x3000  queue notifications    (VIRTIO_PCI_CAP_NOTIFY_CFG),
  *                    queue n at 0x3000 + 4 * n (notify_off_multiplier 4)
+ *          (modern devices only), with one vendor-specific capability per
+ *          structure
  *
- * one vendor-specific capability per structure, MSI-X with one vector per
- * queue plus one for configuration changes, and INTx (pin A) with the ISR
- * when MSI-X is off. No legacy I/O BAR: see docs/design.md ("virtio") for
- * why, and for what QEMU's disable-legacy / disable-modern would mean.
+ * MSI-X with one vector per queue plus one for configuration changes, and
+ * INTx (pin A) with the ISR when MSI-X is off. QEMU's switches pick the
+ * interfaces (VirtIOPCIConf): a transitional device (the default,
+ * disable-legacy=auto on a conventional bus) is 1af4:1000+ (the spec's
+ * transitional id), revision 0, subsystem 1af4:<virtio id>, with both
+ * interfaces; disable-legacy=on makes it modern only, 1af4:1040+id,
+ * revision 1, no BAR 0; disable-modern=on legacy only, no BAR 4 and no
+ * vendor capabilities. A driver drives it through one interface between
+ * two resets (docs/design.md, "virtio").
  *
  * The two seams, on the KVM fast paths (docs/design.md, "The two seams"):
- *  - kicks in: each enabled queue's notify address is an ioeventfd
- *    (memory_region_add_eventfd), consumed on the device's context (its
- *    I/O thread's, or the main loop's) under the device lock. KVM signals
- *    it without an exit to user space; where KVM cannot, dispatch does.
+ *  - kicks in: each enabled queue's doorbell (its modern notify address,
+ *    or the legacy QUEUE_NOTIFY port with the queue's index as data) is
+ *    an ioeventfd (memory_region_add_eventfd), consumed on the device's
+ *    context (its I/O thread's, or the main loop's) under the device
+ *    lock. KVM signals it without an exit to user space; where KVM cannot,
+ *    dispatch does. ioeventfd=off: no doorbell is declared, every kick
+ *    exits to user space and is served on the vCPU under the device lock.
  *  - interrupts out: every MSI-X vector of the function is bound to an
  *    EventNotifier at realize (msix_vector_use_notifier), an irqfd where
- *    KVM has them; an interrupt is one event_notifier_set. INTx and the
- *    ISR stay in user space.
+ *    KVM has them; an interrupt is one event_notifier_set. x-irqfd=off:
+ *    no binding, a vector is sent from user space (msix_notify, i.e.
+ *    KVM_SIGNAL_MSI) by the thread that raises it. INTx and the ISR stay
+ *    in user space.
  */
 #ifndef HW_VIRTIO_VIRTIO_PCI_H
 #define HW_VIRTIO_VIRTIO_PCI_H
@@ -36,15 +51,38 @@
 #include "hw/pci/pci.h"
 #include "hw/virtio/virtio.h"
 #include "qemu/error.h"
+#include "hw/qdev-properties.h"
 #include "qemu/event-notifier.h"
 #include "sysemu/iothread.h"
 
 #define PCI_VENDOR_ID_REDHAT_QUMRANET   0x1af4
 #define VIRTIO_PCI_DEVICE_ID_BASE       0x1040  /* + virtio device id */
 #define VIRTIO_PCI_REVISION             1       /* modern-only devices */
+#define VIRTIO_PCI_TRANSITIONAL_REVISION 0
 
+#define VIRTIO_PCI_LEGACY_BAR           0
 #define VIRTIO_PCI_MODERN_BAR           4
 #define VIRTIO_PCI_MSIX_BAR             1
+
+/* The legacy register block in BAR 0 (virtio 1.x, "Legacy Interfaces: A
+ * Note on PCI Device Layout"), little-endian as x86 is. */
+#define VIRTIO_PCI_LEGACY_HOST_FEATURES 0x00    /* 32, read-only: bits 0-31 */
+#define VIRTIO_PCI_LEGACY_GUEST_FEATURES 0x04   /* 32 */
+#define VIRTIO_PCI_LEGACY_QUEUE_PFN     0x08    /* 32: the ring's 4 KiB page */
+#define VIRTIO_PCI_LEGACY_QUEUE_NUM     0x0c    /* 16, read-only */
+#define VIRTIO_PCI_LEGACY_QUEUE_SEL     0x0e    /* 16 */
+#define VIRTIO_PCI_LEGACY_QUEUE_NOTIFY  0x10    /* 16: the queue's index */
+#define VIRTIO_PCI_LEGACY_STATUS        0x12    /* 8 */
+#define VIRTIO_PCI_LEGACY_ISR           0x13    /* 8, read-only, a read clears */
+#define VIRTIO_PCI_LEGACY_MSIX_CONFIG   0x14    /* 16, only while MSI-X is on */
+#define VIRTIO_PCI_LEGACY_MSIX_QUEUE    0x16    /* 16, only while MSI-X is on */
+/* The device configuration follows the header, whose size depends on
+ * whether MSI-X is on now. */
+#define VIRTIO_PCI_LEGACY_CONFIG_OFFSET(msix_on) ((msix_on) ? 0x18 : 0x14)
+/* Legacy rings: the PFN's page holds the descriptors, then the available
+ * ring; the used ring starts at the next 4 KiB boundary. */
+#define VIRTIO_PCI_LEGACY_PFN_SHIFT     12
+#define VIRTIO_PCI_LEGACY_VRING_ALIGN   4096
 
 /* Offsets inside the modern BAR. */
 #define VIRTIO_PCI_COMMON_OFFSET        0x0000
@@ -88,15 +126,56 @@
 #define VIRTIO_PCI_COMMON_Q_USEDHI      0x34
 #define VIRTIO_PCI_COMMON_SIZE          0x38
 
+/*
+ * QEMU's virtio-pci switches, as -device properties
+ * (DEFINE_VIRTIO_PCI_PROPERTIES). disable_legacy auto means legacy too on
+ * a conventional PCI bus, which every bus here is (QEMU's pc machine).
+ */
+typedef struct VirtIOPCIConf {
+    OnOffAuto disable_legacy;
+    bool disable_modern;
+    bool ioeventfd;             /* doorbells as ioeventfds */
+    bool irqfd;                 /* x-irqfd: vectors on notifiers (irqfd) */
+} VirtIOPCIConf;
+
+/* What -device gives without the properties (virtio_pci_init's NULL). */
+#define VIRTIO_PCI_CONF_DEFAULTS \
+    { .disable_legacy = ON_OFF_AUTO_AUTO, .disable_modern = false, .ioeventfd = true, \
+      .irqfd = true }
+
+/* The transport's properties, for a virtio PCI device's property table:
+ * field is the VirtIOPCIConf in the device's options struct State. QEMU's
+ * help lines for its three; x-irqfd is ours (QEMU has no such switch). */
+#define DEFINE_VIRTIO_PCI_PROPERTIES(State, field) \
+    DEFINE_PROP_ON_OFF_AUTO("disable-legacy", State, field.disable_legacy, ON_OFF_AUTO_AUTO, \
+                            NULL), \
+    DEFINE_PROP_BOOL("disable-modern", State, field.disable_modern, false, ""), \
+    DEFINE_PROP_BOOL("ioeventfd", State, field.ioeventfd, true, NULL), \
+    DEFINE_PROP_BOOL("x-irqfd", State, field.irqfd, true, \
+                     "on/off: MSI-X vectors through KVM irqfds (off: KVM_SIGNAL_MSI)")
+
+/* Which interface the driver uses since the last reset (its first write
+ * other than a reset decides). */
+typedef enum VirtIOPCIDriverInterface {
+    VIRTIO_PCI_DRIVER_NONE,
+    VIRTIO_PCI_DRIVER_LEGACY,
+    VIRTIO_PCI_DRIVER_MODERN,
+} VirtIOPCIDriverInterface;
+
 /* One queue's doorbell: the notifier KVM (or dispatch) signals. */
 typedef struct VirtIOPCIKick {
     EventNotifier notifier;     /* first: its handler is given this */
     struct VirtIOPCIProxy *proxy;
     unsigned queue;
-    /* Declared on the notify region (the queue is enabled), with which
-     * width (0: any); under the device lock. */
-    bool declared;
+    /* Where the doorbell is declared while the queue is enabled: the
+     * modern notify region, the legacy block (NULL: nowhere, e.g. with
+     * ioeventfd=off), at which offset, of which width (0: any), matching
+     * the queue's index as data or not; under the device lock. */
+    MemoryRegion *region;
+    uint64_t offset;
     unsigned width;
+    bool match_data;
+    EventNotifier *declared_with;   /* the notifier KVM signals for it */
     /* Kicks go there instead, not served here (vhost has the queue; see
      * virtio_pci_redirect_kicks); NULL: served here. Under the device lock. */
     EventNotifier *redirect;
@@ -105,16 +184,21 @@ typedef struct VirtIOPCIKick {
 typedef struct VirtIOPCIProxy {
     PCIDevice pci;              /* first: the QEMUDevice whose lock guards all */
     VirtIODevice *vdev;
+    bool legacy, modern;        /* the interfaces the function offers */
+    VirtIOPCIConf conf;
+    VirtIOPCIDriverInterface driver_interface;
+    MemoryRegion legacy_bar;    /* the legacy register block */
     MemoryRegion modern_bar;    /* container */
     MemoryRegion common, isr, device_cfg, notify;
     MemoryRegion msix_bar;      /* container for the MSI-X table and PBA */
     unsigned nvectors;
     uint32_t device_feature_select;
     uint32_t driver_feature_select;
-    uint16_t queue_select;
+    uint16_t queue_select;      /* both interfaces' */
     GMainContext *ctx;                  /* the device's: kicks are served there */
     VirtIOPCIKick *kicks;               /* one per queue */
-    EventNotifier *vector_notifiers;    /* one per MSI-X vector, bound for good */
+    EventNotifier *vector_notifiers;    /* one per MSI-X vector, bound for good;
+                                         * NULL with x-irqfd=off */
 } VirtIOPCIProxy;
 
 /*
@@ -124,11 +208,13 @@ typedef struct VirtIOPCIProxy {
  * VIRTIO_PCI_MAX_VECTORS. Sets vdev->qdev and the QEMUDevice's reset.
  * Kicks are served, and vectors sent where KVM does not inject them, on
  * iothread's context (NULL: the main loop's), which must be running or
- * the caller's. Before the vCPUs run.
+ * the caller's. conf: the switches (NULL: VIRTIO_PCI_CONF_DEFAULTS);
+ * fails, with QEMU's message, when they leave no interface. Before the
+ * vCPUs run.
  */
 bool virtio_pci_init(VirtIOPCIProxy *proxy, VirtIODevice *vdev, PCIBus *bus, int devfn,
                      const char *type, const char *id_prefix, uint32_t class_code,
-                     IOThread *iothread, Error **errp);
+                     IOThread *iothread, const VirtIOPCIConf *conf, Error **errp);
 
 /*
  * Serve now, on the calling thread, the kicks signalled and not yet

@@ -118,6 +118,8 @@ struct VirtIODevice {
 void virtio_init(VirtIODevice *vdev, uint16_t device_id, const VirtIODeviceOps *ops,
                  uint64_t device_features, size_t config_len, unsigned num_queues,
                  uint16_t queue_size, VirtQueueHandler *handler);
+/* Undo virtio_init, for a device whose transport could not be set up. */
+void virtio_cleanup(VirtIODevice *vdev);
 /* Log name of the device ("virtio-blk0"). */
 const char *virtio_name(const VirtIODevice *vdev);
 

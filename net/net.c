@@ -79,7 +79,10 @@ void net_client_free(NetClientState *nc)
     if (nc->info->cleanup) {
         nc->info->cleanup(nc);
     }
-    qemu_bh_delete(nc->send_ready_bh);
+    /* A backend queue no NIC attached to never got one. */
+    if (nc->send_ready_bh) {
+        qemu_bh_delete(nc->send_ready_bh);
+    }
     g_free(nc->name);
     g_free(nc);
 }

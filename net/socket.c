@@ -188,19 +188,21 @@ static void socket_send_ready(NetClientState *nc)
 
 /* ---- sending: NIC -> socket ---- */
 
-/* Send what the buffer holds; with lock held. */
-static void socket_flush_locked(SocketBackend *s)
+/* Send what the buffer holds, with lock held; false if the connection
+ * is broken. */
+static bool socket_flush_locked(SocketBackend *s)
 {
     while (s->send_len) {
         ssize_t n = send(s->fd, s->send_buf + s->send_head, s->send_len,
                          MSG_DONTWAIT | MSG_NOSIGNAL);
         if (n < 0) {
-            return;             /* EAGAIN, or a broken peer the reader will see */
+            return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
         }
         s->send_head += n;
         s->send_len -= n;
     }
     s->send_head = 0;
+    return true;
 }
 
 static void socket_buffer_locked(SocketBackend *s, const struct iovec *iov, int iovcnt,
@@ -273,9 +275,10 @@ static GIOCondition socket_conn_prepare(void *opaque)
 static void socket_conn_ready(void *opaque, GIOCondition revents)
 {
     SocketBackend *s = opaque;
+    bool broken = false;
     if (revents & G_IO_OUT) {
         g_mutex_lock(&s->lock);
-        socket_flush_locked(s);
+        broken = !socket_flush_locked(s);
         bool wake_nic = s->send_len == 0 && s->send_refused;
         if (wake_nic) {
             s->send_refused = false;
@@ -285,7 +288,11 @@ static void socket_conn_ready(void *opaque, GIOCondition revents)
             net_client_receive_ready(s->nc);
         }
     }
-    if (revents & (G_IO_IN | G_IO_HUP | G_IO_ERR)) {
+    /* A dead connection the reader cannot see (it waits for send_ready)
+     * would make every poll return at once: end it now. */
+    if (broken || ((revents & (G_IO_HUP | G_IO_ERR)) && s->frame_refused)) {
+        socket_disconnect(s);
+    } else if (revents & (G_IO_IN | G_IO_HUP | G_IO_ERR)) {
         socket_receive_frames(s);
     }
 }

@@ -73,7 +73,8 @@ bool cmdline_machine_finish(ParseState *ps, Error **errp);
 /* cmdline-device.c: -device and -global, checked against the device registry */
 CmdlineItemsHandler apply_device_items;
 CmdlineHandler handle_global;
-/* Give each -device what -global set and it did not. */
+/* Give each -device (and each NIC of -nic) what -global set and it did
+ * not. After cmdline_netdevs_finish, which may add the default NIC. */
 void cmdline_devices_finish(ParseState *ps);
 
 /* cmdline-chardev.c: -chardev's KeyvalItems (the backend under "backend")

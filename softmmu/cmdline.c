@@ -530,9 +530,12 @@ static bool finish_config(ParseState *ps, Error **errp)
     if (!cmdline_machine_finish(ps, errp)) {
         return false;
     }
+    if (!cmdline_netdevs_finish(ps, errp)) {
+        return false;
+    }
     cmdline_devices_finish(ps);
     add_default_serial(ps->cfg);
-    return cmdline_netdevs_finish(ps, errp);
+    return true;
 }
 
 static void device_config_destroy(gpointer dev)

@@ -296,6 +296,44 @@ static void test_hostile_length_drops_the_peer(void)
     teardown(&nic, NULL);
 }
 
+/*
+ * The peer goes while both directions wait (the NIC refuses what came in,
+ * and frames for the peer fill the send buffer): the connection ends
+ * instead of being polled forever, the NIC is told to send again, and
+ * the listener serves the next peer.
+ */
+static void test_peer_gone_while_both_directions_wait(void)
+{
+    unsigned port = free_port();
+    g_autofree char *listen = g_strdup_printf("socket,id=l0,listen=127.0.0.1:%u", port);
+    netdev_create_or_fail(listen);
+    NicStub nic;
+    nic_stub_attach(&nic, "nic0", netdev_find("l0"), ctx);
+    nic.refuse = true;
+
+    int peer = raw_connect(port);
+    g_autoptr(GBytes) in = test_frame(100, 1), big = test_frame(65535, 2);
+    write_framed(peer, in);
+    RUN_UNTIL(ctx, nic.refusals == 1, TIMEOUT_MS);
+    unsigned sent = 0;
+    while (net_send_buf(nic.nc, g_bytes_get_data(big, NULL), 65535) != 0) {
+        g_assert_cmpuint(++sent, <, 2000);
+        run_pending(ctx);
+    }
+    close(peer);    /* with data unread: the kernel resets the connection */
+    RUN_UNTIL(ctx, nic.send_ready_calls == 1, TIMEOUT_MS);
+    assert_settles_quiet(ctx);
+
+    int next = raw_connect(port);
+    g_autoptr(GBytes) out = test_frame(50, 3);
+    RUN_UNTIL(ctx, ({ net_send_buf(nic.nc, g_bytes_get_data(out, NULL), 50);
+                      uint8_t got[54];
+                      recv(next, got, sizeof(got), MSG_DONTWAIT) == sizeof(got) &&
+                      !memcmp(got + 4, g_bytes_get_data(out, NULL), 50); }), TIMEOUT_MS);
+    close(next);
+    teardown(&nic, NULL);
+}
+
 /* ---- a NIC sending from its own thread, as a vCPU does ---- */
 
 typedef struct ThreadedNic {
@@ -406,6 +444,8 @@ int main(int argc, char **argv)
                     test_listener_serves_one_peer_at_a_time);
     g_test_add_func("/net-socket/hostile-length-drops-the-peer",
                     test_hostile_length_drops_the_peer);
+    g_test_add_func("/net-socket/peer-gone-while-both-directions-wait",
+                    test_peer_gone_while_both_directions_wait);
     g_test_add_func("/net-socket/sender-on-its-own-thread", test_sender_on_its_own_thread);
     g_test_add_func("/net-socket/bad-options", test_bad_options);
     int rc = g_test_run();

@@ -27,6 +27,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <netdb.h>
+#include <pthread.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/socket.h>
@@ -51,7 +52,7 @@ typedef struct SocketBackend {
 
     /* The connection (-1: none) and what waits to be sent on it. Written
      * on the context's thread, read by the NIC's, both under lock. */
-    GMutex lock;
+    pthread_mutex_t lock;       /* not GMutex: ThreadSanitizer sees pthreads */
     int fd;
     uint8_t *send_buf;
     size_t send_head, send_len;
@@ -96,13 +97,13 @@ static void socket_disconnect(SocketBackend *s)
 {
     fd_watch_free(s->conn_watch);
     s->conn_watch = NULL;
-    g_mutex_lock(&s->lock);
+    pthread_mutex_lock(&s->lock);
     int fd = s->fd;
     bool wake_nic = s->send_refused;
     s->fd = -1;
     s->send_head = s->send_len = 0;
     s->send_refused = false;
-    g_mutex_unlock(&s->lock);
+    pthread_mutex_unlock(&s->lock);
     close(fd);
     socket_reset_receive(s);
     if (wake_nic) {
@@ -228,7 +229,7 @@ static ssize_t socket_receive(NetClientState *nc, const struct iovec *iov, int i
     PrefixedIov p;
     prefixed_iov_init(&p, &be_len, SOCKET_LEN_SIZE, iov, iovcnt);
     ssize_t taken = size;
-    g_mutex_lock(&s->lock);
+    pthread_mutex_lock(&s->lock);
     if (s->fd < 0) {
         /* No peer: the frame is lost, as on an unplugged wire. */
     } else if (s->send_len) {
@@ -250,7 +251,7 @@ static ssize_t socket_receive(NetClientState *nc, const struct iovec *iov, int i
         }
     }
     bool wake = s->send_len > 0;
-    g_mutex_unlock(&s->lock);
+    pthread_mutex_unlock(&s->lock);
     prefixed_iov_destroy(&p);
     if (wake) {
         g_main_context_wakeup(s->ctx);
@@ -264,11 +265,11 @@ static GIOCondition socket_conn_prepare(void *opaque)
 {
     SocketBackend *s = opaque;
     GIOCondition cond = s->frame_refused ? 0 : G_IO_IN;
-    g_mutex_lock(&s->lock);
+    pthread_mutex_lock(&s->lock);
     if (s->send_len) {
         cond |= G_IO_OUT;
     }
-    g_mutex_unlock(&s->lock);
+    pthread_mutex_unlock(&s->lock);
     return cond;
 }
 
@@ -277,13 +278,13 @@ static void socket_conn_ready(void *opaque, GIOCondition revents)
     SocketBackend *s = opaque;
     bool broken = false;
     if (revents & G_IO_OUT) {
-        g_mutex_lock(&s->lock);
+        pthread_mutex_lock(&s->lock);
         broken = !socket_flush_locked(s);
         bool wake_nic = s->send_len == 0 && s->send_refused;
         if (wake_nic) {
             s->send_refused = false;
         }
-        g_mutex_unlock(&s->lock);
+        pthread_mutex_unlock(&s->lock);
         if (wake_nic) {
             net_client_receive_ready(s->nc);
         }
@@ -306,9 +307,9 @@ static void socket_accept(void *opaque, GIOCondition revents)
     }
     fd_watch_free(s->listen_watch);
     s->listen_watch = NULL;
-    g_mutex_lock(&s->lock);
+    pthread_mutex_lock(&s->lock);
     s->fd = fd;
-    g_mutex_unlock(&s->lock);
+    pthread_mutex_unlock(&s->lock);
     socket_watch_connection(s);
 }
 
@@ -344,7 +345,7 @@ static void socket_cleanup(NetClientState *nc)
     if (s->listen_fd >= 0) {
         close(s->listen_fd);
     }
-    g_mutex_clear(&s->lock);
+    pthread_mutex_destroy(&s->lock);
     g_free(s->send_buf);
     g_free(s->frame);
     g_free(s);
@@ -497,7 +498,7 @@ bool net_socket_init(const NetdevConfig *cfg, Error **errp)
     s->nc = nd->queues[0];
     s->listen_fd = listen_fd;
     s->fd = fd;
-    g_mutex_init(&s->lock);
+    pthread_mutex_init(&s->lock, NULL);
     s->send_buf = g_malloc(SOCKET_SEND_BUFSIZE);
     s->frame = g_malloc(SOCKET_MAX_FRAME);
     nd->queues[0]->opaque = s;

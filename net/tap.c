@@ -56,8 +56,9 @@ typedef struct TapQueue {
     atomic_uint host_hdr_len, nic_hdr_len;
     atomic_bool write_blocked;  /* a write met EAGAIN: poll for POLLOUT */
     atomic_bool vhost_owned;    /* vhost-net has the fd: keep off it */
-    /* The context's thread only: a frame the NIC refused, kept in buf. */
-    bool read_blocked;
+    /* The context's thread only: a frame the NIC refused, kept in buf;
+     * an fd that can no longer be read (its interface was deleted). */
+    bool read_blocked, read_broken;
     size_t pending_len;
     uint8_t *buf;
 } TapQueue;
@@ -99,6 +100,13 @@ static void tap_read_frames(TapQueue *q)
         if (len < 0 && errno == EINTR) {
             continue;
         }
+        if (len < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
+            /* It would fail the same way on every poll, at once. */
+            net_warn("-netdev tap,id=%s: cannot read the tap any more: %s", q->nc->name,
+                     g_strerror(errno));
+            q->read_broken = true;
+            return;
+        }
         if (len <= 0 || !tap_deliver(q, len)) {
             return;
         }
@@ -120,7 +128,7 @@ static GIOCondition tap_prepare(void *opaque)
 {
     TapQueue *q = opaque;
     GIOCondition cond = 0;
-    if (!q->read_blocked && !atomic_load(&q->vhost_owned)) {
+    if (!q->read_blocked && !q->read_broken && !atomic_load(&q->vhost_owned)) {
         cond |= G_IO_IN;
     }
     if (atomic_load(&q->write_blocked)) {

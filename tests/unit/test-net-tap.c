@@ -293,6 +293,24 @@ static void test_vhost_owned_keeps_off_the_fd(void)
     tap_teardown(&nic, host);
 }
 
+/* The interface deleted under the backend: its fd reports an error for
+ * ever after, which must not keep the context spinning. */
+static void test_deleted_interface_goes_quiet(void)
+{
+    if (skip_unless_tap_works()) {
+        return;
+    }
+    NicStub nic;
+    int host = tap_setup(&nic, "");
+    close(host);
+    g_assert_true(g_spawn_command_line_sync("ip link del " IFNAME, NULL, NULL, NULL, NULL));
+    g_assert_cmpuint(if_nametoindex(IFNAME), ==, 0);
+    assert_settles_quiet(ctx);
+    nic_stub_free(&nic);
+    netdevs_free_all();
+    run_pending(ctx);
+}
+
 /* queues=N opens N fds on one multiqueue interface; fd= adopts a tap the
  * caller opened, its vnet header read from the fd's flags. */
 static void test_multiqueue_and_fd(void)
@@ -427,6 +445,7 @@ int main(int argc, char **argv)
     g_test_add_func("/net-tap/refusal-stops-reading-until-ready",
                     test_refusal_stops_reading_until_ready);
     g_test_add_func("/net-tap/vhost-owned-keeps-off-the-fd", test_vhost_owned_keeps_off_the_fd);
+    g_test_add_func("/net-tap/deleted-interface-goes-quiet", test_deleted_interface_goes_quiet);
     g_test_add_func("/net-tap/multiqueue-and-fd", test_multiqueue_and_fd);
     g_test_add_func("/net-tap/scripts", test_scripts);
     g_test_add_func("/net-tap/bad-options", test_bad_options);

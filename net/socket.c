@@ -376,6 +376,12 @@ static struct addrinfo *socket_resolve(const char *key, const char *text, bool p
         return NULL;
     }
     g_autofree char *host = g_strndup(text, colon - text);
+    size_t host_len = strlen(host);
+    if (host_len >= 2 && host[0] == '[' && host[host_len - 1] == ']') {
+        /* [::1]:PORT, as QEMU writes IPv6 addresses */
+        memmove(host, host + 1, host_len - 2);
+        host[host_len - 2] = '\0';
+    }
     struct addrinfo hints = {
         .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
         .ai_flags = passive ? AI_PASSIVE : 0,

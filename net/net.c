@@ -79,8 +79,7 @@ void net_client_free(NetClientState *nc)
     if (nc->info->cleanup) {
         nc->info->cleanup(nc);
     }
-    /* A backend queue no NIC attached to never got one. */
-    if (nc->send_ready_bh) {
+    if (nc->send_ready_bh) {        /* a netdev no NIC attached to has none */
         qemu_bh_delete(nc->send_ready_bh);
     }
     g_free(nc->name);

@@ -16,7 +16,7 @@ typedef struct NetdevType {
 static const NetdevType netdev_types[] = {
     { "socket", net_socket_init },
     { "tap", net_tap_init },
-    /* "user" (net/slirp.c, net_user_init) goes here. */
+    { "user", net_user_init },
 };
 
 static const NetdevType *netdev_type_find(const char *name)

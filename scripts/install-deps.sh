@@ -8,6 +8,8 @@ packages=(
     gcc libc6-dev make meson ninja-build pkg-config libglib2.0-dev liburcu-dev
     # the block layer's aio=native and aio=io_uring
     libaio-dev liburing-dev
+    # -netdev user
+    libslirp-dev
     # guest kits: apt-get download, dpkg-deb, cpio, depmod, readelf, xz
     apt dpkg cpio kmod binutils xz-utils
     # test harness and the host side of guest tests

@@ -293,6 +293,35 @@ static void test_vhost_owned_keeps_off_the_fd(void)
     tap_teardown(&nic, host);
 }
 
+/* What vhost-net's glue reads: vhost=on falls back to user space (off)
+ * without /dev/vhost-net; a vhostfd= is handed over as given, and
+ * vhostforce=on with it is a forced vhost. */
+static void test_vhost_options(void)
+{
+    if (skip_unless_tap_works()) {
+        return;
+    }
+    bool have_vhost = access("/dev/vhost-net", R_OK | W_OK) == 0;
+    netdev_create_or_fail("tap,id=v0,ifname=" IFNAME ",script=no,downscript=no,vhost=on");
+    NetDev *nd = netdev_find("v0");
+    g_assert_cmpint(net_tap_vhost(nd->queues[0]), ==,
+                    have_vhost ? NET_TAP_VHOST_ON : NET_TAP_VHOST_OFF);
+    g_assert_cmpint(net_tap_vhostfd(nd->queues[0]), ==, -1);
+    netdevs_free_all();
+
+    int fds[2] = { open("/dev/null", O_RDWR), open("/dev/null", O_RDWR) };
+    g_autofree char *spec = g_strdup_printf("tap,id=v1,ifname=" IFNAME ",script=no,"
+                                            "downscript=no,queues=2,vhostforce=on,"
+                                            "vhostfds=%d:%d", fds[0], fds[1]);
+    netdev_create_or_fail(spec);
+    nd = netdev_find("v1");
+    for (unsigned i = 0; i < 2; i++) {
+        g_assert_cmpint(net_tap_vhost(nd->queues[i]), ==, NET_TAP_VHOST_FORCE);
+        g_assert_cmpint(net_tap_vhostfd(nd->queues[i]), ==, fds[i]);
+    }
+    netdevs_free_all();
+}
+
 /* The interface deleted under the backend: its fd reports an error for
  * ever after, which must not keep the context spinning. */
 static void test_deleted_interface_goes_quiet(void)
@@ -454,6 +483,7 @@ int main(int argc, char **argv)
     g_test_add_func("/net-tap/refusal-stops-reading-until-ready",
                     test_refusal_stops_reading_until_ready);
     g_test_add_func("/net-tap/vhost-owned-keeps-off-the-fd", test_vhost_owned_keeps_off_the_fd);
+    g_test_add_func("/net-tap/vhost-options", test_vhost_options);
     g_test_add_func("/net-tap/deleted-interface-goes-quiet", test_deleted_interface_goes_quiet);
     g_test_add_func("/net-tap/multiqueue-and-fd", test_multiqueue_and_fd);
     g_test_add_func("/net-tap/scripts", test_scripts);

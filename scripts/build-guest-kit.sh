@@ -52,7 +52,7 @@ if [ -f "$KIT_DIR/stamp" ] && [ "$(cat "$KIT_DIR/stamp")" = "$stamp" ]; then
     exit 0
 fi
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/vmm-kit.XXXXXX")
+work=$(kit_workdir vmm-kit)
 trap 'rm -rf "$work"' EXIT
 sysroot=$work/sysroot
 kit_log "unpacking ${#KIT_PACKAGES[@]} packages"

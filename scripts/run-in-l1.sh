@@ -67,7 +67,7 @@ OUTER=${BENCH_OUTER_QEMU:-qemu-system-x86_64}
 command -v "$OUTER" >/dev/null || kit_die "$OUTER not found: apt-get install qemu-system-x86"
 
 kit=$("$here/build-guest-kit.sh" --print-dir)
-work=$(mktemp -d "${TMPDIR:-/tmp}/vmm-l1.XXXXXX")
+work=$(kit_workdir vmm-l1)
 trap 'rm -rf "$work"' EXIT
 payload=$work/payload
 mkdir -p "$payload/bench/bin"

@@ -35,6 +35,28 @@ kit_closure() {
 
 # Download the packages (once: the cache keeps the .deb files) and unpack
 # them into the sysroot $1.
+# A scratch directory $TMPDIR/PREFIX.XXXXXX that is removed at exit, and
+# also if this script dies by SIGKILL (a harness giving up on a hung L1, a
+# job killed at its limit), where no trap runs: the directory records its
+# owner's pid, and each new one first removes those whose owner is gone.
+# Scratch directories hold an L1 initrd or an unpacked kit (~450 MB each).
+kit_workdir() {
+    local prefix=$1 dir owner
+    for dir in "${TMPDIR:-/tmp}/$prefix".*; do
+        [ -d "$dir" ] || continue
+        owner=$(cat "$dir/.owner" 2>/dev/null) || owner=
+        if [ -n "$owner" ]; then
+            kill -0 "$owner" 2>/dev/null && continue
+        elif [ -z "$(find "$dir" -maxdepth 0 -mmin +120)" ]; then
+            continue    # no owner recorded yet: being created, or too young to judge
+        fi
+        rm -rf "$dir"
+    done
+    dir=$(mktemp -d "${TMPDIR:-/tmp}/$prefix.XXXXXX") || kit_die "cannot create a scratch directory"
+    echo $$ > "$dir/.owner"
+    echo "$dir"
+}
+
 kit_fetch_and_unpack() {
     local sysroot=$1; shift
     mkdir -p "$KIT_DEBS" "$sysroot"

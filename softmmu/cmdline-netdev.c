@@ -141,9 +141,11 @@ static DeviceConfig *nic_device_config(ParseState *ps, const DeviceTypeInfo *typ
 {
     DeviceConfig *dev = device_config_new(type, origin);
     g_autofree char *slot = g_strdup_printf("%x", NIC_FIRST_SLOT + ps->cfg->nics->len);
+    /* A model without QEMU's addr= property takes the first free slot. */
+    bool has_addr = device_type_find_property(type, "addr") != NULL;
     if (!device_config_set(dev, "netdev", netdev_id, errp) ||
         (mac && !device_config_set(dev, "mac", mac, errp)) ||
-        !device_config_set(dev, "addr", slot, errp)) {
+        (has_addr && !device_config_set(dev, "addr", slot, errp))) {
         device_config_free(dev);
         return NULL;
     }

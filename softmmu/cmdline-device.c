@@ -201,13 +201,20 @@ CmdlineResult handle_global(ParseState *ps, const OptionUse *use, Error **errp)
     return cmdline_result_of(ok);
 }
 
-void cmdline_devices_finish(ParseState *ps)
+static void inherit_globals(ParseState *ps, GPtrArray *devices)
 {
-    for (guint i = 0; i < ps->cfg->devices->len; i++) {
-        DeviceConfig *dev = g_ptr_array_index(ps->cfg->devices, i);
+    for (guint i = 0; i < devices->len; i++) {
+        DeviceConfig *dev = g_ptr_array_index(devices, i);
         DeviceConfig *globals = g_hash_table_lookup(ps->device_globals, dev->type->name);
         if (globals) {
             device_config_inherit(dev, globals);
         }
     }
+}
+
+void cmdline_devices_finish(ParseState *ps)
+{
+    inherit_globals(ps, ps->cfg->devices);
+    /* The NICs of -nic and the default NIC are devices too. */
+    inherit_globals(ps, ps->cfg->nics);
 }

@@ -29,6 +29,8 @@ typedef struct ParseState {
     const char *initrd_spelled, *append_spelled;
     /* -global defaults: device type name -> DeviceConfig of their values */
     GHashTable *device_globals;
+    /* Some -nic, -netdev or -net was given: no default NIC. */
+    bool network_given;
 } ParseState;
 
 struct CmdlineOption;
@@ -71,7 +73,8 @@ bool cmdline_machine_finish(ParseState *ps, Error **errp);
 /* cmdline-device.c: -device and -global, checked against the device registry */
 CmdlineItemsHandler apply_device_items;
 CmdlineHandler handle_global;
-/* Give each -device what -global set and it did not. */
+/* Give each -device (and each NIC of -nic) what -global set and it did
+ * not. After cmdline_netdevs_finish, which may add the default NIC. */
 void cmdline_devices_finish(ParseState *ps);
 
 /* cmdline-chardev.c: -chardev's KeyvalItems (the backend under "backend")
@@ -79,6 +82,12 @@ void cmdline_devices_finish(ParseState *ps);
 CmdlineResult chardev_config_parse(MachineConfig *cfg, GPtrArray *items, FILE *out,
                                    Error **errp);
 void chardev_config_free(gpointer data);
+
+/* cmdline-netdev.c: -netdev and -nic into cfg->netdevs and cfg->nics, -net
+ * none; the default NIC once every option is read. */
+CmdlineItemsHandler apply_netdev_items, apply_nic_items;
+CmdlineHandler handle_net;
+bool cmdline_netdevs_finish(ParseState *ps, Error **errp);
 
 /* cmdline-drive.c: -drive, -hda..-hdd, -cdrom, and a bare disk image argument */
 CmdlineHandler handle_drive, handle_drive_shorthand;

@@ -12,13 +12,14 @@
  * This file has the option table and the driver, and the options small
  * enough to need no file of their own; cmdline-machine.c has the machine's
  * shape (-machine, -m, -smp, -cpu), cmdline-device.c -device and -global,
- * cmdline-object.c -object.
+ * cmdline-object.c -object, cmdline-netdev.c -netdev, -nic and -net.
  */
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include "block/drive-config.h"
 #include "hw/qdev-registry.h"
+#include "net/netdev-create.h"
 #include "qemu/log.h"
 #include "cmdline-internal.h"
 #include "cmdline-object.h"
@@ -382,7 +383,8 @@ static const CmdlineOption cmdline_options[] = {
     { "display", "none", "no display", .handle = handle_display },
     { "nographic", NULL, "no display; serial port and monitor on stdio",
       FLAG(nographic, true) },
-    { "nodefaults", NULL, "no default serial port", FLAG(nodefaults, true) },
+    { "nodefaults", NULL, "no default serial port and no default NIC",
+      FLAG(nodefaults, true) },
     { "no-reboot", NULL, "exit instead of rebooting", FLAG(no_reboot, true) },
     { "no-acpi", NULL, "same as -machine acpi=off", FLAG(acpi, false) },
     { "name", "[guest=]NAME[,debug-threads=on|off]", "name of the guest",
@@ -391,7 +393,17 @@ static const CmdlineOption cmdline_options[] = {
       .handle = handle_string, STRING(pidfile) },
     { "d", "ITEM[,...]", "log the given items (-d help)", .handle = handle_log },
     { "vga", "none", "no VGA card (the only choice)", .handle = handle_none_only },
-    { "net", "none", "no network card (the only choice)", .handle = handle_none_only },
+    { "netdev", "tap|socket|user,id=ID[,...]",
+      "a network backend for -device MODEL,netdev=ID (-netdev help):\n"
+      "                tap[,ifname=NAME][,script=FILE|no][,downscript=FILE|no][,vnet_hdr=on|off]\n"
+      "                   [,queues=N][,fd=FD|fds=FD:...][,vhost=on|off][,vhostforce=on]\n"
+      "                   [,vhostfd=FD|vhostfds=FD:...]\n"
+      "                socket,listen=[HOST]:PORT|connect=HOST:PORT|fd=FD",
+      ITEMS(apply_netdev_items, "type") },
+    { "nic", "none|TYPE[,id=ID][,model=e1000|virtio-net-pci][,mac=MAC][,...]",
+      "a NIC on a new backend of TYPE (-nic model=help); none: no default NIC",
+      ITEMS(apply_nic_items, "type") },
+    { "net", "none", "no default NIC (the legacy -net hub is refused)", .handle = handle_net },
     { "monitor", "none", "no separate monitor (the only choice)", .handle = handle_none_only },
     UNSUPPORTED("qmp"),
     { "drive", "[file=FILE][,if=ide|virtio|none][,format=raw][,index=N][,bus=B][,unit=U]\n"
@@ -404,7 +416,6 @@ static const CmdlineOption cmdline_options[] = {
     { "hdc", "FILE", NULL, .handle = handle_drive_shorthand },
     { "hdd", "FILE", NULL, .handle = handle_drive_shorthand },
     { "cdrom", "FILE", "the IDE CD-ROM at index 2", .handle = handle_drive_shorthand },
-    UNSUPPORTED("netdev"),
 };
 
 static void print_usage(FILE *out)
@@ -519,6 +530,9 @@ static bool finish_config(ParseState *ps, Error **errp)
     if (!cmdline_machine_finish(ps, errp)) {
         return false;
     }
+    if (!cmdline_netdevs_finish(ps, errp)) {
+        return false;
+    }
     cmdline_devices_finish(ps);
     add_default_serial(ps->cfg);
     return true;
@@ -527,6 +541,11 @@ static bool finish_config(ParseState *ps, Error **errp)
 static void device_config_destroy(gpointer dev)
 {
     device_config_free(dev);
+}
+
+static void netdev_config_destroy(gpointer cfg)
+{
+    netdev_config_free(cfg);
 }
 
 static void cpu_feature_setting_clear(gpointer data)
@@ -552,6 +571,8 @@ static void machine_config_init(MachineConfig *cfg)
         .iothread_ids = g_ptr_array_new_with_free_func(g_free),
         .chardevs = g_ptr_array_new_with_free_func(chardev_config_free),
         .drives = drive_config_list_new(),
+        .netdevs = g_ptr_array_new_with_free_func(netdev_config_destroy),
+        .nics = g_ptr_array_new_with_free_func(device_config_destroy),
     };
     g_array_set_clear_func(cfg->cpu.features, cpu_feature_setting_clear);
 }
@@ -595,6 +616,8 @@ void machine_config_free(MachineConfig *cfg)
     g_clear_pointer(&cfg->iothread_ids, g_ptr_array_unref);
     g_clear_pointer(&cfg->chardevs, g_ptr_array_unref);
     g_clear_pointer(&cfg->drives, g_ptr_array_unref);
+    g_clear_pointer(&cfg->netdevs, g_ptr_array_unref);
+    g_clear_pointer(&cfg->nics, g_ptr_array_unref);
     g_free(cfg->name);
     g_free(cfg->pidfile);
     memset(cfg, 0, sizeof(*cfg));

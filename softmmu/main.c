@@ -10,6 +10,7 @@
 #include "exec/memory.h"
 #include "hw/i386/pc.h"
 #include "hw/qdev.h"
+#include "net/net.h"
 #include "qemu/error.h"
 #include "qemu/main-loop.h"
 #include "sysemu/machine-config.h"
@@ -56,6 +57,9 @@ int main(int argc, char **argv)
         !iothreads_create(cfg.iothread_ids, &err) ||
         !pc_machine_start(&cfg, &err)) {
         error_report_err(err);
+        /* A tap's downscript runs as it would at exit. */
+        iothreads_free_all();
+        netdevs_free_all();
         chardev_restore_terminals();
         machine_config_free(&cfg);
         return 1;
@@ -65,6 +69,9 @@ int main(int argc, char **argv)
     runstate_set(RUN_STATE_SHUTDOWN);
     pc_machine_stop();
     iothreads_free_all();
+    /* After the threads that poll the backends' fds; taps run their
+     * downscripts. */
+    netdevs_free_all();
     if (cfg.lock_stats) {
         device_lock_stats_print(stderr);
     }

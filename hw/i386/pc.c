@@ -23,6 +23,7 @@
 #include "hw/pci-host/i440fx.h"
 #include "hw/qdev-registry.h"
 #include "hw/rtc/mc146818rtc.h"
+#include "net/netdev-create.h"
 #include "qemu/error.h"
 #include "sysemu/cpuid.h"
 #include "sysemu/drives.h"
@@ -275,6 +276,16 @@ static bool pc_create_devices(PCMachine *m, const MachineConfig *cfg, Error **er
         !drives_create_devices(DRIVE_IF_IDE, &buses, errp)) {
         return false;
     }
+    /* The backends of -netdev and -nic, then the NICs of -nic and QEMU's
+     * default NIC, before -device as on QEMU's pc (they have slots 3 on). */
+    if (!netdevs_create(cfg->netdevs, errp)) {
+        return false;
+    }
+    for (guint i = 0; i < cfg->nics->len; i++) {
+        if (!device_config_realize(g_ptr_array_index(cfg->nics, i), &buses, errp)) {
+            return false;
+        }
+    }
     /* -device, ISA and PCI alike, after the built-in devices: the first
      * free COM port is the first that no -serial took, as in QEMU. */
     for (guint i = 0; i < cfg->devices->len; i++) {
@@ -282,6 +293,7 @@ static bool pc_create_devices(PCMachine *m, const MachineConfig *cfg, Error **er
             return false;
         }
     }
+    netdevs_warn_unclaimed(cfg->netdevs);
     /* if=virtio drives after the -device options: QEMU adds their devices
      * to the end of the list, so they take the next free PCI slots. */
     if (!drives_create_devices(DRIVE_IF_VIRTIO, &buses, errp)) {

@@ -20,7 +20,8 @@ bool net_is_tap(const NetClientState *nc);
 /* The queue's tap fd (for VHOST_NET_SET_BACKEND). */
 int net_tap_fd(const NetClientState *nc);
 NetTapVhost net_tap_vhost(const NetClientState *nc);
-/* An fd the user passed with vhostfd= (fds= for queues), or -1: open /dev/vhost-net. */
+/* An fd the user passed with vhostfd= (fds= for queues), or -1: open /dev/vhost-net.
+ * The netdev owns it and closes it with the queue: do not close it. */
 int net_tap_vhostfd(const NetClientState *nc);
 /*
  * vhost takes the queue over (on): the tap backend stops reading and

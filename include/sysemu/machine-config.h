@@ -74,6 +74,14 @@ typedef struct MachineConfig {
      * name by id. */
     GPtrArray *chardevs;        /* of ChardevConfig * */
 
+    /* -netdev, and the backends of -nic and of QEMU's default NIC, in
+     * order: created by the machine before its devices
+     * (net/netdev-create.h). */
+    GPtrArray *netdevs;         /* of NetdevConfig * */
+    /* The NICs of -nic and QEMU's default NIC, as -device would make them:
+     * realized before the -device devices, from PCI slot 3 on. */
+    GPtrArray *nics;            /* of DeviceConfig * */
+
     /* -object iothread,id=ID: the I/O threads to start, by id. */
     GPtrArray *iothread_ids;    /* of char * */
 

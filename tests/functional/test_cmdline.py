@@ -359,3 +359,121 @@ def test_second_vmm_on_the_same_image_is_refused(our_vmm, tiny_kernels, tmp_path
     finally:
         first.kill()
         first.wait()
+
+
+# ---- network: every mistake is one line naming the -netdev, -nic or -net option ----
+
+NET_BAD = [
+    (["-netdev", "foo,id=n0"], "-netdev foo,id=n0: Parameter 'type' expects a netdev backend type"),
+    (["-netdev", "tap"], "-netdev tap: Parameter 'id' is missing"),
+    (["-netdev", "tap,id=1st"], "'1st' is not a valid id"),
+    (["-netdev", "socket,id=n0,listen=127.0.0.1:1", "-netdev", "tap,id=n0"],
+     "-netdev tap,id=n0: Duplicate ID 'n0' for netdev"),
+    (["-nic", "tap,mac=52:54:00:12:34"], "-nic tap,mac=52:54:00:12:34: Property 'e1000.mac' "
+     "expects a MAC address"),
+    (["-nic", "tap,model=rtl8139"], "Unsupported NIC model: rtl8139"),
+    (["-net", "nic,model=e1000"], "-net nic,model=e1000: the legacy -net hub is not supported"),
+    (["-net", "user"], "use -nic"),
+    (["-netdev", "tap,id=n0,vhost=off,vhostforce=on", *NO_KERNEL],
+     "-netdev tap,id=n0,vhost=off,vhostforce=on: vhostforce=on needs vhost-net, but vhost=off "
+     "was given"),
+    (["-netdev", "tap,id=n0,vhost=off,vhostfd=0", *NO_KERNEL],
+     "vhostfd(s)= is not valid without vhost"),
+    (["-netdev", "tap,id=n0,queues=0", *NO_KERNEL], "Parameter 'queues' expects a number"),
+    (["-netdev", "tap,id=n0,sndbuf=1", *NO_KERNEL], "Invalid parameter 'sndbuf'"),
+    (["-netdev", "socket,id=s0,udp=127.0.0.1:5000", *NO_KERNEL],
+     "Parameter 'udp' is not supported"),
+    (["-netdev", "socket,id=s0", *NO_KERNEL], "exactly one of listen=, connect= and fd="),
+    (["-netdev", "socket,id=s0,connect=127.0.0.1:1", *NO_KERNEL],
+     "-netdev socket,id=s0,connect=127.0.0.1:1: can't connect socket to 127.0.0.1:1: "
+     "Connection refused"),
+]
+
+
+@pytest.mark.parametrize("args,named", NET_BAD, ids=[" ".join(a) for a, _ in NET_BAD])
+def test_network_errors_exit_1_with_one_line(our_vmm, args, named):
+    proc = run(our_vmm, args)
+    assert proc.returncode == 1, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("qemu-system-x86_64: ") and named in lines[0], proc.stderr
+
+
+@pytest.mark.skipif(Path("/dev/vhost-net").exists(),
+                    reason="this host has /dev/vhost-net: vhostforce=on has nothing to refuse")
+def test_vhostforce_without_vhost_net_exits_1(our_vmm):
+    """As QEMU 7.2: vhostforce=on asks for vhost-net, and its absence is an
+    error (vhost=on alone would warn and go on in user space)."""
+    proc = run(our_vmm, ["-netdev", "tap,id=n0,vhostforce=on", *NO_KERNEL])
+    assert proc.returncode == 1, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert lines == ["qemu-system-x86_64: -netdev tap,id=n0,vhostforce=on: tap: open vhost "
+                     "char device failed: No such file or directory"], proc.stderr
+
+
+def root_with(*tools):
+    import os
+    import shutil
+    return os.geteuid() == 0 and all(shutil.which(t) for t in tools)
+
+
+@pytest.mark.skipif(not root_with("unshare", "mount"),
+                    reason="hiding /dev/net/tun needs root and a mount namespace")
+def test_missing_dev_net_tun_is_one_line(our_vmm):
+    """A host without /dev/net/tun (simulated: an empty tmpfs over /dev/net
+    in a mount namespace of the VMM's own)."""
+    proc = subprocess.run(["unshare", "--mount", "--net", "sh", "-c",
+                           'mount -t tmpfs none /dev/net && exec "$@"', "sh", our_vmm,
+                           "-netdev", "tap,id=n0,script=no", *NO_KERNEL],
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        "qemu-system-x86_64: -netdev tap,id=n0,script=no: could not open /dev/net/tun: "
+        "No such file or directory"], proc.stderr
+
+
+@pytest.mark.skipif(not root_with("setpriv"), reason="running as nobody needs root and setpriv")
+def test_dev_net_tun_without_permission_is_one_line(our_vmm):
+    proc = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                           our_vmm, "-netdev", "tap,id=n0,script=no", *NO_KERNEL],
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30)
+    if "/dev/kvm" in proc.stderr:
+        # KVM is opened before the netdevs are created, as in QEMU.
+        pytest.skip("nobody cannot open /dev/kvm here, so never reaches /dev/net/tun")
+    assert proc.returncode == 1, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "-netdev tap,id=n0,script=no: could not" in lines[0] and \
+        "Permission denied" in lines[0], proc.stderr
+
+
+@pytest.mark.skipif(not root_with("unshare"), reason="a tap in a network namespace needs root")
+def test_tap_runs_its_scripts_in_a_namespace(our_vmm, tmp_path):
+    """-netdev tap creates the interface, runs script= with its name, and
+    downscript= when the VMM ends (here: on the missing kernel), inside a
+    network namespace of the VMM's own. No NIC took it: QEMU's warning."""
+    log = tmp_path / "log"
+    for name in ("up", "down"):
+        script = tmp_path / name
+        script.write_text(f"#!/bin/sh\nip link show $1 > /dev/null && echo {name} $1 >> {log}\n")
+        script.chmod(0o755)
+    proc = subprocess.run(["unshare", "--net", our_vmm, "-netdev",
+                           f"tap,id=n0,ifname=pdl0,script={tmp_path}/up,"
+                           f"downscript={tmp_path}/down", "-kernel", "/nonexistent/bzImage"],
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr.strip().splitlines() == [
+        "qemu-system-x86_64: warning: netdev n0 has no peer",
+        "qemu-system-x86_64: could not open '/nonexistent/bzImage': No such file or directory",
+    ], proc.stderr
+    # The interface existed for both scripts.
+    assert log.read_text() == "up pdl0\ndown pdl0\n"
+
+
+@pytest.mark.parametrize("args,expect", [
+    (["-netdev", "help"], "Available netdev backend types:\nsocket\ntap\n"),
+    (["-nic", "model=help"], "Available NIC models:\n"),
+    (["-help"], "-nic none|TYPE"),
+])
+def test_network_help(our_vmm, args, expect):
+    proc = run(our_vmm, args)
+    assert proc.returncode == 0 and expect in proc.stdout, proc.stdout + proc.stderr

@@ -4,6 +4,7 @@
 #include <glib.h>
 #include "block/drive-config.h"
 #include "hw/qdev-registry.h"
+#include "net/netdev-create.h"
 #include "sysemu/machine-config.h"
 
 #define MiB (UINT64_C(1) << 20)
@@ -611,7 +612,23 @@ static void test_errors(void)
         { "-display gtk", "-display gtk: only -display none is supported" },
         { "-display none,gl=on", "-display none,gl=on: only -display none" },
         { "-vga std", "-vga std: only -vga none is supported" },
-        { "-net nic", "-net nic: only -net none is supported" },
+        { "-net nic", "-net nic: the legacy -net hub is not supported: use -nic" },
+        { "-net user,id=n0", "-net user,id=n0: the legacy -net hub is not supported" },
+        { "-netdev foo,id=n0", "-netdev foo,id=n0: Parameter 'type' expects a netdev backend "
+          "type" },
+        { "-netdev id=n0", "-netdev id=n0: Parameter 'type' expects a netdev backend type" },
+        { "-netdev tap", "-netdev tap: Parameter 'id' is missing" },
+        { "-netdev tap,id=0n", "-netdev tap,id=0n: '0n' is not a valid id" },
+        { "-netdev tap,id=__nic0", "-netdev tap,id=__nic0: '__nic0' is not a valid id" },
+        { "-netdev tap,id=n0 -netdev socket,id=n0,listen=:1",
+          "-netdev socket,id=n0,listen=:1: Duplicate ID 'n0' for netdev" },
+        { "-netdev tap,id=n0 -nic tap,id=n0", "-nic tap,id=n0: Duplicate ID 'n0' for netdev" },
+        { "-nic foo", "-nic foo: Parameter 'type' expects a netdev backend type" },
+        { "-nic tap,mac=52:54:00:12:34", "-nic tap,mac=52:54:00:12:34: Property 'e1000.mac' "
+          "expects a MAC address" },
+        { "-nic tap,model=virtio-net-pci,mac", "-nic tap,model=virtio-net-pci,mac: Property "
+          "'virtio-net-pci.mac' expects a MAC address" },
+        { "-nic tap,model=rtl8139", "-nic tap,model=rtl8139: Unsupported NIC model: rtl8139" },
         { "-monitor stdio", "-monitor stdio: only -monitor none is supported" },
         { "-qmp stdio", "-qmp stdio: not supported yet" },
         { "-global isa-serial.baudbase=9600", "-global isa-serial.baudbase=9600: Property "
@@ -726,6 +743,11 @@ static void test_informational(void)
           "  iobase=<uint32>        -  (default: 1281)\n"
           "  iosize=<uint32>        -  (default: 2)\n" },
         { "-device isa-serial,help", "  index=<uint32>         - COM port 0 to 3" },
+        { "-netdev help", "Available netdev backend types:\nsocket\ntap\n" },
+        { "-netdev type=help", "Available netdev backend types:" },
+        { "-nic help", "Available netdev backend types:" },
+        { "-nic model=help", "Available NIC models:\n" },
+        { "-help", "-netdev tap|socket|user,id=ID" },
         { "-cpu help", "Available CPUs:" },
         { "-cpu help", "qemu64" },
         { "-accel help", "kvm" },
@@ -786,6 +808,65 @@ static void test_drives(void)
     parsed_free(p);
 }
 
+/* -netdev keeps its options for the backend; -nic makes a netdev and a
+ * NIC config; QEMU's default NIC exists exactly when this build has its
+ * backend and model. */
+static void test_netdevs(void)
+{
+    Parsed *p = parse_ok("-netdev tap,id=n0,ifname=tap0,script=no -netdev "
+                         "socket,id=s1,listen=127.0.0.1:1234");
+    g_assert_cmpuint(p->cfg.netdevs->len, ==, 2);
+    const NetdevConfig *tap = g_ptr_array_index(p->cfg.netdevs, 0);
+    g_assert_cmpstr(tap->type, ==, "tap");
+    g_assert_cmpstr(tap->id, ==, "n0");
+    g_assert_cmpstr(tap->origin, ==, "-netdev tap,id=n0,ifname=tap0,script=no");
+    g_assert_cmpuint(tap->items->len, ==, 2);
+    g_assert_cmpstr(netdev_config_get(tap, "ifname"), ==, "tap0");
+    g_assert_cmpstr(netdev_config_get(tap, "script"), ==, "no");
+    g_assert_cmpuint(p->cfg.nics->len, ==, 0);      /* -netdev alone: no default NIC */
+    parsed_free(p);
+
+    p = parse_ok("-nic none");
+    g_assert_cmpuint(p->cfg.netdevs->len + p->cfg.nics->len, ==, 0);
+    parsed_free(p);
+    p = parse_ok("-net none");
+    g_assert_cmpuint(p->cfg.netdevs->len + p->cfg.nics->len, ==, 0);
+    parsed_free(p);
+    p = parse_ok("-nodefaults");
+    g_assert_cmpuint(p->cfg.netdevs->len + p->cfg.nics->len, ==, 0);
+    parsed_free(p);
+
+    bool can_default = netdev_type_is_known("user") && device_type_find("e1000");
+    p = parse_ok("");
+    g_assert_cmpuint(p->cfg.nics->len, ==, can_default);
+    g_assert_cmpuint(p->cfg.netdevs->len, ==, can_default);
+    if (can_default) {
+        const DeviceConfig *nic = g_ptr_array_index(p->cfg.nics, 0);
+        const NetdevConfig *user = g_ptr_array_index(p->cfg.netdevs, 0);
+        g_assert_cmpstr(nic->type->name, ==, "e1000");
+        g_assert_cmpstr(user->type, ==, "user");
+        g_assert_cmpstr(user->id, ==, "__nic0");
+    }
+    parsed_free(p);
+
+    if (device_type_find("e1000")) {
+        p = parse_ok("-nic tap,id=t0,ifname=tap1,mac=52:54:00:00:00:01 -nic socket,connect=:5");
+        g_assert_cmpuint(p->cfg.nics->len, ==, 2);
+        const NetdevConfig *first = g_ptr_array_index(p->cfg.netdevs, 0);
+        const NetdevConfig *second = g_ptr_array_index(p->cfg.netdevs, 1);
+        g_assert_cmpstr(first->id, ==, "t0");
+        g_assert_cmpuint(first->items->len, ==, 1);     /* ifname; mac went to the NIC */
+        g_assert_cmpstr(second->id, ==, "__nic1");
+        parsed_free(p);
+    } else {
+        p = parse("-nic tap");
+        g_assert_cmpint(p->result, ==, CMDLINE_ERROR);
+        g_assert_cmpstr(p->error, ==, "-nic tap: Unsupported NIC model: e1000 (try -nic "
+                        "model=help)");
+        parsed_free(p);
+    }
+}
+
 static void test_free_twice(void)
 {
     Parsed *p = parse_ok("-device isa-debug-exit -cpu host,+avx -kernel k -name n "
@@ -818,6 +899,7 @@ int main(int argc, char **argv)
     g_test_add_func("/cmdline/informational", test_informational);
     g_test_add_func("/cmdline/log-help", test_log_help);
     g_test_add_func("/cmdline/drives", test_drives);
+    g_test_add_func("/cmdline/netdevs", test_netdevs);
     g_test_add_func("/cmdline/free-twice", test_free_twice);
     return g_test_run();
 }

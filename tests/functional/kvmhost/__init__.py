@@ -250,12 +250,16 @@ def l2_args(command=None, *, smp=1, mem="512M", extra=(), append="", exit_port=T
     command runs in the guest (kit.cmd); without one the guest runs a shell.
     kernel is the kit's bzImage or its vmlinux (PVH entry); initrd is its
     initrd.cpio or initrd-fio.cpio (the same plus fio).
+    The guest has no NIC unless extra gives one (-nic none comes first).
     extra holds further VMM arguments as shell words, inserted as they are
     (quote them yourself; "$WORK/disk.raw" expands on the host).
     With exit_port the command's status also reaches the VMM's exit status
     through isa-debug-exit at port 0xf4: (status << 1) | 1.
     """
-    args = ["-accel", "kvm", "-m", mem, "-smp", str(smp), "-nographic"]
+    # -nic none: no default NIC (QEMU's pc gives an e1000 on user
+    # networking); a test that wants a network gives its own -nic or
+    # -netdev/-device in extra.
+    args = ["-accel", "kvm", "-m", mem, "-smp", str(smp), "-nographic", "-nic", "none"]
     if no_reboot:
         args.append("-no-reboot")
     params = ["console=ttyS0", "quiet", *append.split()]

@@ -63,6 +63,11 @@ typedef struct VirtIONetQueue {
     QEMUBH *tx_bh;              /* on the device's context: the next burst */
     struct iovec *tx_iov;       /* VIRTQUEUE_MAX_IOV: a frame without its header */
     uint8_t *tx_buf;            /* a frame whose checksum the device completes */
+
+    /* vhost-net for this pair (NULL: user space only), and whether the
+     * kernel serves the pair now. */
+    VhostNet *vhost;
+    bool vhost_started;
 } VirtIONetQueue;
 
 struct VirtIONet {
@@ -74,7 +79,6 @@ struct VirtIONet {
     unsigned max_pairs;
     unsigned curr_pairs;        /* MQ: VQ_PAIRS_SET; else 1 */
     VirtIONetQueue *queues;     /* max_pairs */
-    NetClientState **nics;      /* queues[i].nc, for the vhost seam */
     GMainContext *ctx;          /* the device's (its iothread's, or the main loop's) */
     /* The peer carries vnet headers (a tap): then frames in both
      * directions start with one of host_hdr_len bytes, the guest's own
@@ -82,7 +86,6 @@ struct VirtIONet {
     bool peer_vnet_hdr;
     unsigned host_hdr_len;
     VirtIONetFilter filter;
-    bool vhost_started;         /* the data queues are vhost's */
 };
 
 static inline VirtIONet *virtio_net_of(VirtIODevice *vdev)
@@ -110,6 +113,17 @@ ssize_t virtio_net_receive(NetClientState *nc, const struct iovec *iov, int iovc
 void virtio_net_rx_wake(VirtIONetQueue *q);
 /* Drop the stashed chains (reset). */
 void virtio_net_rx_reset(VirtIONetQueue *q);
+
+/* ---- virtio-net-vhost.c (the seam in include/hw/virtio/virtio-net.h) ---- */
+/* Realize: a VhostNet for each pair whose peer asks for one; false only
+ * when vhostforce=on cannot be met. */
+bool virtio_net_vhost_init(VirtIONet *n, Error **errp);
+/* The features to offer, less what the kernel cannot do. */
+uint64_t virtio_net_vhost_features(VirtIONet *n, uint64_t offered);
+/* DRIVER_OK: each pair with a VhostNet to the kernel, if it takes it. */
+void virtio_net_vhost_start(VirtIONet *n);
+/* Reset: every pair back to user space; true if any was the kernel's. */
+bool virtio_net_vhost_stop(VirtIONet *n);
 
 /* ---- virtio-net-ctrl.c ---- */
 /* The controlq was kicked (device lock held). */

@@ -145,7 +145,7 @@ static ssize_t virtio_net_rx_frame(VirtIONetQueue *q, const struct iovec *iov, i
                                    size_t size)
 {
     VirtIONet *n = q->n;
-    if (n->vhost_started) {
+    if (q->vhost_started) {
         return size;    /* vhost owns the queue: nothing comes this way */
     }
     if (!virtio_net_rx_ready(q)) {

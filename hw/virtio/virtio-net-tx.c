@@ -152,7 +152,7 @@ static VirtQueueElement *virtio_net_tx_next(VirtIONetQueue *q)
 static bool virtio_net_tx_runnable(VirtIONetQueue *q)
 {
     VirtIODevice *vdev = &q->n->vdev;
-    return !q->n->vhost_started && !vdev->broken && !vdev->reset_pending &&
+    return !q->vhost_started && !vdev->broken && !vdev->reset_pending &&
            (vdev->status & VIRTIO_CONFIG_S_DRIVER_OK) && q->tx_vq->enabled;
 }
 

@@ -36,13 +36,6 @@ typedef struct VirtIONetPCI {
     VirtIONet net;
 } VirtIONetPCI;
 
-static const VirtIONetVhostOps *vhost_ops;
-
-void virtio_net_set_vhost_ops(const VirtIONetVhostOps *ops)
-{
-    vhost_ops = ops;
-}
-
 unsigned virtio_net_guest_hdr_len(VirtIONet *n)
 {
     return virtio_has_feature(&n->vdev, VIRTIO_F_VERSION_1) ||
@@ -73,7 +66,7 @@ static void virtio_net_handle_queue(VirtIODevice *vdev, VirtQueue *vq)
                       virtio_name(vdev), vq->index);
         return;
     }
-    if (n->vhost_started) {
+    if (n->queues[pair].vhost_started) {
         return;     /* a kick that reached the handler before vhost took over */
     }
     if (vq->index % 2) {
@@ -161,35 +154,26 @@ static void virtio_net_set_host_hdr_len(VirtIONet *n, unsigned len)
     }
 }
 
-static void virtio_net_vhost_start(VirtIONet *n)
+/* The kernel gave the pairs back: the peer's header is user space's again
+ * (vhost_net_start set the guest's). */
+static void virtio_net_vhost_stop_all(VirtIONet *n)
 {
-    NetClientState *peer = n->queues[0].nc->peer;
-    if (!vhost_ops || !peer || !vhost_ops->wanted(peer)) {
-        return;
-    }
-    Error *err = NULL;
-    n->vhost_started = vhost_ops->start(&n->vdev, n->nics, n->max_pairs, &err);
-    if (!n->vhost_started) {
-        error_prepend(&err, "%s: vhost-net not started, the queues stay in user space: ",
-                      virtio_name(&n->vdev));
-        error_report_err(err);
+    if (virtio_net_vhost_stop(n)) {
+        virtio_net_set_host_hdr_len(n, n->host_hdr_len);
     }
 }
 
-static void virtio_net_vhost_stop(VirtIONet *n)
-{
-    if (n->vhost_started) {
-        vhost_ops->stop(&n->vdev, n->nics, n->max_pairs);
-        n->vhost_started = false;
-    }
-}
-
-/* DRIVER_OK: the features are final; the peer learns what it carries. */
+/* DRIVER_OK: the features are final; the peer learns what it carries. A
+ * driver that clears DRIVER_OK gets its pairs back from the kernel. */
 static void virtio_net_status_changed(VirtIODevice *vdev, uint8_t old_status)
 {
     VirtIONet *n = virtio_net_of(vdev);
-    if (!(vdev->status & VIRTIO_CONFIG_S_DRIVER_OK) ||
-        (old_status & VIRTIO_CONFIG_S_DRIVER_OK)) {
+    bool was_ok = old_status & VIRTIO_CONFIG_S_DRIVER_OK;
+    bool is_ok = vdev->status & VIRTIO_CONFIG_S_DRIVER_OK;
+    if (was_ok && !is_ok) {
+        virtio_net_vhost_stop_all(n);
+    }
+    if (!is_ok || was_ok) {
         return;
     }
     virtio_net_set_host_hdr_len(n, virtio_net_guest_hdr_len(n));
@@ -206,7 +190,7 @@ static void virtio_net_reset(VirtIODevice *vdev)
     if (!n->queues) {
         return;     /* virtio_init's reset, before realize has built them */
     }
-    virtio_net_vhost_stop(n);
+    virtio_net_vhost_stop_all(n);
     for (unsigned i = 0; i < n->max_pairs; i++) {
         virtio_net_rx_reset(&n->queues[i]);
         virtio_net_tx_reset(&n->queues[i]);
@@ -323,7 +307,6 @@ static void virtio_net_create_bhs(void *opaque)
 static bool virtio_net_attach(VirtIONet *n, const VirtIONetConf *conf, Error **errp)
 {
     n->queues = g_new0(VirtIONetQueue, n->max_pairs);
-    n->nics = g_new0(NetClientState *, n->max_pairs);
     for (unsigned i = 0; i < n->max_pairs; i++) {
         VirtIONetQueue *q = &n->queues[i];
         g_autofree char *name = g_strdup_printf("virtio-net.%u", i);
@@ -337,7 +320,6 @@ static bool virtio_net_attach(VirtIONet *n, const VirtIONetConf *conf, Error **e
         if (!q->nc) {
             return false;
         }
-        n->nics[i] = q->nc;
         q->tx_iov = g_new(struct iovec, VIRTQUEUE_MAX_IOV);
     }
     /* Every queue of a netdev is of one kind. */
@@ -345,7 +327,7 @@ static bool virtio_net_attach(VirtIONet *n, const VirtIONetConf *conf, Error **e
     for (unsigned i = 0; i < n->max_pairs && !n->peer_vnet_hdr; i++) {
         n->queues[i].tx_buf = g_malloc(VIRTIO_NET_MAX_FRAME);
     }
-    return true;
+    return virtio_net_vhost_init(n, errp);
 }
 
 /* A device that failed to realize: nothing of it runs anywhere yet. */
@@ -358,7 +340,6 @@ static void virtio_net_free(VirtIONetPCI *d)
         g_free(n->queues[i].tx_buf);
     }
     g_free(n->queues);
-    g_free(n->nics);
     g_free(n->vdev.vqs);
     g_free(n->vdev.config);
     g_free(d);
@@ -397,7 +378,8 @@ QEMUDevice *virtio_net_pci_new(PCIBus *bus, int devfn, const VirtIONetConf *conf
         virtio_net_free(d);
         return NULL;
     }
-    n->vdev.host_features |= virtio_net_features(conf, n->peer_vnet_hdr);
+    n->vdev.host_features = virtio_net_vhost_features(
+        n, n->vdev.host_features | virtio_net_features(conf, n->peer_vnet_hdr));
     virtio_net_size_queues(n, conf);
     if (!virtio_pci_init(&d->proxy, &n->vdev, bus, devfn, "virtio-net-pci", "virtio-net",
                          PCI_CLASS_NETWORK_ETHERNET, conf->iothread, errp)) {

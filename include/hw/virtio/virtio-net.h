@@ -16,6 +16,7 @@
 #include "hw/virtio/virtio.h"
 #include "net/net.h"
 #include "qemu/error.h"
+#include "qemu/event-notifier.h"
 #include "sysemu/iothread.h"
 
 /* Feature bits (virtio 1.x, "Network Device: Feature bits"). */
@@ -101,22 +102,31 @@ QEMUDevice *virtio_net_pci_new(PCIBus *bus, int devfn, const VirtIONetConf *conf
 extern const DeviceTypeInfo virtio_net_pci_type;
 
 /*
- * The vhost-net seam (hw/virtio/vhost-net.c fills it in). At DRIVER_OK
- * virtio-net asks wanted() of its peer (a tap with vhost=on|force: see
- * include/net/tap.h); if so it calls start() for its queue pairs, which
- * takes over the queues' kick notifiers and their vectors' notifiers
- * (the transport's, vdev->transport) and the taps. Once start() returns
- * true virtio-net processes none of those queues in user space (the
- * control queue stays there) until stop(), which it calls at reset,
- * before the rings go. With the device lock held; start() failing (false,
- * *errp set, nothing taken over) leaves the queues to user space with a
- * warning. NULL ops: no vhost in this build.
+ * The vhost-net seam. hw/virtio/vhost-net.c (include/hw/virtio/vhost-net.h)
+ * and the transport's two calls for it (virtio_pci_redirect_kicks,
+ * virtio_pci_queue_call_notifier) are written on another branch: their
+ * functions are reached through this table, whose members have their
+ * exact signatures, so that the build of either branch stands alone. Once
+ * both are merged, the table is { vhost_net_create, vhost_net_get_features,
+ * vhost_net_start, vhost_net_kick_notifier, vhost_net_stop,
+ * virtio_pci_redirect_kicks, virtio_pci_queue_call_notifier } (or the
+ * calls in virtio-net-vhost.c become direct). What virtio-net does with
+ * them is vhost-net.h's protocol: create at realize (one per queue pair),
+ * mask the offered features, start each pair at DRIVER_OK and redirect its
+ * kicks, give them back and stop at reset (or when DRIVER_OK is cleared).
+ * NULL: no vhost in this build, every queue is served in user space.
  */
+typedef struct VhostNet VhostNet;
+struct VirtIOPCIProxy;
 typedef struct VirtIONetVhostOps {
-    bool (*wanted)(NetClientState *peer);
-    bool (*start)(VirtIODevice *vdev, NetClientState *const *nics, unsigned pairs,
-                  Error **errp);
-    void (*stop)(VirtIODevice *vdev, NetClientState *const *nics, unsigned pairs);
+    bool (*create)(NetClientState *nic, VhostNet **vn, Error **errp);
+    uint64_t (*get_features)(const VhostNet *vn, uint64_t offered);
+    bool (*start)(VhostNet *vn, VirtIODevice *vdev, unsigned rx_index, unsigned tx_index,
+                  EventNotifier *calls[2], Error **errp);
+    EventNotifier *(*kick_notifier)(VhostNet *vn, unsigned ring);
+    void (*stop)(VhostNet *vn, VirtIODevice *vdev);
+    void (*redirect_kicks)(struct VirtIOPCIProxy *proxy, unsigned queue, EventNotifier *to);
+    EventNotifier *(*queue_call_notifier)(struct VirtIOPCIProxy *proxy, unsigned queue);
 } VirtIONetVhostOps;
 
 /* Install the seam (before devices are realized). */

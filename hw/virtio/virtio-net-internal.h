@@ -96,6 +96,10 @@ static inline VirtIONet *virtio_net_of(VirtIODevice *vdev)
 /* The header the driver puts before every frame: 12 bytes with
  * VERSION_1 or MRG_RXBUF (num_buffers), else 10. */
 unsigned virtio_net_guest_hdr_len(VirtIONet *n);
+/* The next chain of vq; if there is none, ask the driver for a kick, and
+ * look once more for a chain made available before it could see the
+ * request. NULL: none (kicks wanted), or the driver broke the rules. */
+VirtQueueElement *virtio_net_pop(VirtQueue *vq);
 
 /* ---- virtio-net-tx.c ---- */
 /* The transmitq was kicked (device lock held). */

@@ -54,18 +54,7 @@ static VirtQueueElement *virtio_net_rx_take(VirtIONetQueue *q)
     if (elem) {
         return elem;
     }
-    elem = virtqueue_pop(q->rx_vq);
-    if (elem || q->n->vdev.broken) {
-        return elem;
-    }
-    /* Empty: ask for a kick, and look again for buffers added before the
-     * driver could see the request. */
-    virtqueue_set_notification(q->rx_vq, true);
-    if (!virtqueue_has_avail(q->rx_vq)) {
-        return NULL;
-    }
-    virtqueue_set_notification(q->rx_vq, false);
-    return virtqueue_pop(q->rx_vq);
+    return virtio_net_pop(q->rx_vq);
 }
 
 /* Give chains back to the stash, in their order, ahead of those there. */

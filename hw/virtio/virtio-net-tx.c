@@ -134,18 +134,7 @@ static VirtQueueElement *virtio_net_tx_next(VirtIONetQueue *q)
         q->tx_elem = NULL;
         return elem;
     }
-    elem = virtqueue_pop(q->tx_vq);
-    if (elem || q->n->vdev.broken) {
-        return elem;
-    }
-    /* Empty: ask for kicks, then look once more for a chain made
-     * available before the request was seen. */
-    virtqueue_set_notification(q->tx_vq, true);
-    if (!virtqueue_has_avail(q->tx_vq)) {
-        return NULL;
-    }
-    virtqueue_set_notification(q->tx_vq, false);
-    return virtqueue_pop(q->tx_vq);
+    return virtio_net_pop(q->tx_vq);
 }
 
 /* Can the queue run in user space now? */

@@ -45,6 +45,20 @@ unsigned virtio_net_guest_hdr_len(VirtIONet *n)
 
 /* ---- queues ---- */
 
+VirtQueueElement *virtio_net_pop(VirtQueue *vq)
+{
+    VirtQueueElement *elem = virtqueue_pop(vq);
+    if (elem || vq->vdev->broken) {
+        return elem;
+    }
+    virtqueue_set_notification(vq, true);
+    if (!virtqueue_has_avail(vq)) {
+        return NULL;
+    }
+    virtqueue_set_notification(vq, false);
+    return virtqueue_pop(vq);
+}
+
 static unsigned virtio_net_ctrl_index(VirtIONet *n)
 {
     return virtio_has_feature(&n->vdev, VIRTIO_NET_F_MQ) ? 2 * n->max_pairs : 2;

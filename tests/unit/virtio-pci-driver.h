@@ -12,6 +12,7 @@
 #define TESTS_UNIT_VIRTIO_PCI_DRIVER_H
 
 #include <glib.h>
+#include "hw/irq.h"
 #include "hw/pci/msi.h"
 #include "hw/pci/pci.h"
 #include "hw/virtio/virtio-pci.h"
@@ -160,6 +161,19 @@ static inline void vpd_setup_queue(VirtioPCIDriver *d, unsigned q, TestVring *tv
 static inline void vpd_kick(VirtioPCIDriver *d, unsigned q)
 {
     mem_write(d->notify + q * d->notify_mult, q, 2);
+}
+
+/* The test's machine: the memory API, interrupts to backend, and size
+ * bytes of RAM at base (returned). Once per test program. */
+static inline uint8_t *vpd_machine_init(const IrqBackend *backend, uint64_t base, size_t size)
+{
+    memory_init();
+    irq_set_backend(backend);
+    static MemoryRegion ram_region;
+    uint8_t *ram = g_malloc0(size);
+    memory_region_init_ram(&ram_region, "test-ram", size, ram);
+    address_space_map(address_space_memory, &ram_region, base, 0);
+    return ram;
 }
 
 /* Run what the main loop has ready until nothing is left. */

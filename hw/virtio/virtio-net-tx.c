@@ -112,9 +112,9 @@ static VirtIONetTxResult virtio_net_tx_one(VirtIONetQueue *q, VirtQueueElement *
     if (!virtio_net_tx_hdr_ok(n, &hdr, frame_len)) {
         return VIRTIO_NET_TX_BROKEN;
     }
-    if (frame_len > VIRTIO_NET_MAX_FRAME) {
-        qemu_log_mask(LOG_GUEST_ERROR, "%s: transmit frame of %zu bytes is larger than any "
-                      "Ethernet frame: dropped\n", virtio_name(&n->vdev), frame_len);
+    if (frame_len < ETH_HLEN || frame_len > VIRTIO_NET_MAX_FRAME) {
+        qemu_log_mask(LOG_GUEST_ERROR, "%s: transmit frame of %zu bytes is no Ethernet "
+                      "frame: dropped\n", virtio_name(&n->vdev), frame_len);
         return VIRTIO_NET_TX_DONE;
     }
     ssize_t ret;

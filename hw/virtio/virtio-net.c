@@ -131,12 +131,21 @@ static void virtio_net_set_config(VirtIODevice *vdev, const uint8_t *c)
     memcpy(n->mac.a, c + VIRTIO_NET_CFG_MAC, ETH_ALEN);
 }
 
-/* NetClientInfo.link_changed: main thread, no lock held. */
+/*
+ * NetClientInfo.link_changed: main thread, no lock held. A link that
+ * comes back up also asks the driver to announce itself (GUEST_ANNOUNCE:
+ * Linux sends gratuitous ARPs and unsolicited neighbour advertisements),
+ * so that switches that forgot its MAC meanwhile learn it again.
+ */
 static void virtio_net_link_changed(NetClientState *nc)
 {
     VirtIONetQueue *q = nc->opaque;
-    VirtIODevice *vdev = &q->n->vdev;
+    VirtIONet *n = q->n;
+    VirtIODevice *vdev = &n->vdev;
     device_lock(vdev->qdev);
+    if (virtio_net_link_up(n) && virtio_has_feature(vdev, VIRTIO_NET_F_GUEST_ANNOUNCE)) {
+        n->announce = true;
+    }
     if (virtio_has_feature(vdev, VIRTIO_NET_F_STATUS)) {
         virtio_notify_config(vdev);
     }

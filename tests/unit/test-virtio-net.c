@@ -797,7 +797,8 @@ static void test_hostile_chains(void)
     net_free(t);
 }
 
-/* set_link: the status follows, with a configuration interrupt. */
+/* set_link: the status follows, with a configuration interrupt; the
+ * link back up asks for an announcement. */
 static void test_link(void)
 {
     TestNet *t = net_new(&(TestOptions) { 0 });
@@ -812,8 +813,13 @@ static void test_link(void)
     g_assert_cmpuint(t->peers[0].frames->len, ==, 0);
     net_client_set_link(t->netdev->queues[0], true);
     vpd_settle();
-    g_assert_cmphex(mem_read(t->d.device + 6, 2), ==, VIRTIO_NET_S_LINK_UP);
+    /* Up again: the driver is asked to announce itself, until it acks. */
+    g_assert_cmphex(mem_read(t->d.device + 6, 2), ==,
+                    VIRTIO_NET_S_LINK_UP | VIRTIO_NET_S_ANNOUNCE);
     g_assert_cmpuint(msis[0], ==, 2);
+    g_assert_cmpuint(ctrl_cmd(t, VIRTIO_NET_CTRL_ANNOUNCE, VIRTIO_NET_CTRL_ANNOUNCE_ACK, NULL,
+                              0), ==, VIRTIO_NET_OK);
+    g_assert_cmphex(mem_read(t->d.device + 6, 2), ==, VIRTIO_NET_S_LINK_UP);
     net_free(t);
 }
 

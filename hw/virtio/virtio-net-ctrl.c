@@ -71,34 +71,26 @@ bool virtio_net_filter_accepts(const VirtIONet *n, const uint8_t *eth, size_t le
 
 /* ---- commands ---- */
 
-static uint8_t virtio_net_ctrl_rx(VirtIONet *n, uint8_t cmd, const uint8_t *data, size_t len)
+/* The mode a CTRL_RX command sets; those after ALLMULTI need
+ * CTRL_RX_EXTRA. NULL: no such command. */
+static bool *virtio_net_rx_mode(VirtIONet *n, uint8_t cmd)
 {
     VirtIONetFilter *f = &n->filter;
-    bool extra = virtio_has_feature(&n->vdev, VIRTIO_NET_F_CTRL_RX_EXTRA);
-    bool *mode;
-    switch (cmd) {
-    case VIRTIO_NET_CTRL_RX_PROMISC:
-        mode = &f->promisc;
-        break;
-    case VIRTIO_NET_CTRL_RX_ALLMULTI:
-        mode = &f->allmulti;
-        break;
-    case VIRTIO_NET_CTRL_RX_ALLUNI:
-        mode = extra ? &f->alluni : NULL;
-        break;
-    case VIRTIO_NET_CTRL_RX_NOMULTI:
-        mode = extra ? &f->nomulti : NULL;
-        break;
-    case VIRTIO_NET_CTRL_RX_NOUNI:
-        mode = extra ? &f->nouni : NULL;
-        break;
-    case VIRTIO_NET_CTRL_RX_NOBCAST:
-        mode = extra ? &f->nobcast : NULL;
-        break;
-    default:
-        mode = NULL;
-        break;
+    bool *const modes[] = {
+        [VIRTIO_NET_CTRL_RX_PROMISC] = &f->promisc, [VIRTIO_NET_CTRL_RX_ALLMULTI] = &f->allmulti,
+        [VIRTIO_NET_CTRL_RX_ALLUNI] = &f->alluni, [VIRTIO_NET_CTRL_RX_NOMULTI] = &f->nomulti,
+        [VIRTIO_NET_CTRL_RX_NOUNI] = &f->nouni, [VIRTIO_NET_CTRL_RX_NOBCAST] = &f->nobcast,
+    };
+    if (cmd >= G_N_ELEMENTS(modes) || (cmd > VIRTIO_NET_CTRL_RX_ALLMULTI &&
+                                       !virtio_has_feature(&n->vdev, VIRTIO_NET_F_CTRL_RX_EXTRA))) {
+        return NULL;
     }
+    return modes[cmd];
+}
+
+static uint8_t virtio_net_ctrl_rx(VirtIONet *n, uint8_t cmd, const uint8_t *data, size_t len)
+{
+    bool *mode = virtio_net_rx_mode(n, cmd);
     if (!mode || len != 1) {
         return VIRTIO_NET_ERR;
     }

@@ -236,10 +236,12 @@ static void virtio_net_ctrl_handle(VirtIONet *n, VirtQueue *vq, VirtQueueElement
     virtqueue_push(vq, elem, sizeof(ack));
 }
 
+/* Every command there is, and a kick asked for the next one: Linux kicks
+ * only when asked (EVENT_IDX), then spins for the ack. */
 void virtio_net_ctrl_kick(VirtIONet *n, VirtQueue *vq)
 {
     VirtQueueElement *elem;
-    while ((elem = virtqueue_pop(vq))) {
+    while ((elem = virtio_net_pop(vq))) {
         if (elem->out_len < 2 || elem->in_len < 1) {
             virtio_error(&n->vdev, "control chain of %zu readable and %zu writable bytes has "
                          "no command or no ack", elem->out_len, elem->in_len);

@@ -163,6 +163,27 @@ static inline void vpd_kick(VirtioPCIDriver *d, unsigned q)
     mem_write(d->notify + q * d->notify_mult, q, 2);
 }
 
+/*
+ * As Linux's virtqueue_kick_prepare + notify after publishing from
+ * old_idx: with EVENT_IDX only if the available index passed the
+ * device's avail_event, else unless the device set NO_NOTIFY. A device
+ * that forgets to ask for kicks is not kicked, as under Linux.
+ */
+static inline void vpd_kick_if_needed(VirtioPCIDriver *d, unsigned q, TestVring *tv,
+                                      uint16_t old_idx, bool event_idx)
+{
+    bool needed;
+    if (event_idx) {
+        uint16_t event = tv_avail_event(tv);
+        needed = (uint16_t)(tv->avail_idx - event - 1) < (uint16_t)(tv->avail_idx - old_idx);
+    } else {
+        needed = !(tv_used_flags(tv) & VRING_USED_F_NO_NOTIFY);
+    }
+    if (needed) {
+        vpd_kick(d, q);
+    }
+}
+
 /* The test's machine: the memory API, interrupts to backend, and size
  * bytes of RAM at base (returned). Once per test program. */
 static inline uint8_t *vpd_machine_init(const IrqBackend *backend, uint64_t base, size_t size)

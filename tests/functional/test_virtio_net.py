@@ -51,7 +51,7 @@ def test_linux_binds_virtio_net(runs):
     assert values.get("if"), guest.log
     assert values.get("mac") == MAC, guest.log
     assert values.get("carrier") == "1", guest.log
-    assert re.search(r"state UP", guest.log), guest.log
+    assert re.search(r"<[^>]*\bUP\b[^>]*\bLOWER_UP\b[^>]*>", guest.log), guest.log
     assert re.search(r"^vnet-done$", guest.log, re.M), guest.log
     assert "needs a reset" not in guest.log, guest.log
 

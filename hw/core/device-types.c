@@ -14,6 +14,7 @@
 #include "hw/misc/testdev.h"
 #include "hw/qdev-registry.h"
 #include "hw/virtio/virtio-blk.h"
+#include "hw/virtio/virtio-net.h"
 
 const DeviceTypeInfo *const device_types[] = {
     &ide_cd_type,
@@ -24,6 +25,7 @@ const DeviceTypeInfo *const device_types[] = {
     &pci_testdev_type,
     &pdl_testdev_type,
     &virtio_blk_pci_type,
+    &virtio_net_pci_type,
 };
 
 const size_t device_types_count = G_N_ELEMENTS(device_types);

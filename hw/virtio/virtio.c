@@ -166,8 +166,12 @@ void virtio_set_status(VirtIODevice *vdev, uint8_t status)
         status &= ~VIRTIO_CONFIG_S_FEATURES_OK;
     }
     /* NEEDS_RESET is the device's to set; the driver cannot clear it. */
+    uint8_t old_status = vdev->status;
     vdev->status = (status & ~VIRTIO_CONFIG_S_NEEDS_RESET) |
                    (vdev->status & VIRTIO_CONFIG_S_NEEDS_RESET);
+    if (vdev->ops->status_changed) {
+        vdev->ops->status_changed(vdev, old_status);
+    }
 }
 
 void virtio_request_completed(VirtIODevice *vdev)
@@ -280,14 +284,22 @@ VirtQueueElement *virtqueue_pop(VirtQueue *vq)
     return elem;
 }
 
-void virtqueue_push(VirtQueue *vq, VirtQueueElement *elem, uint32_t len)
+void virtqueue_push_batch(VirtQueue *vq, VirtQueueElement **elems, const uint32_t *lens,
+                          unsigned n)
 {
     /* A reset pending or done: the driver has let go of the rings. */
     if (!vq->vdev->reset_pending && vq->enabled) {
-        vring_push(&vq->ring, elem, len);
+        vring_push_batch(&vq->ring, elems, lens, n);
         vq->pushed = true;
     }
-    g_free(elem);
+    for (unsigned i = 0; i < n; i++) {
+        g_free(elems[i]);
+    }
+}
+
+void virtqueue_push(VirtQueue *vq, VirtQueueElement *elem, uint32_t len)
+{
+    virtqueue_push_batch(vq, &elem, &len, 1);
 }
 
 void virtqueue_set_notification(VirtQueue *vq, bool enable)

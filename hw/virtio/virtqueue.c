@@ -263,17 +263,39 @@ VirtQueueElement *vring_pop(VRing *r, Error **errp)
 
 /* ---- returning chains and notifications ---- */
 
+/* Write the used element offset entries past the published index. */
+static void vring_fill(VRing *r, unsigned offset, uint16_t head, uint32_t len)
+{
+    VRingUsedElem *slot = &r->used_ring[(uint16_t)(r->used_idx + offset) % r->num];
+    slot->id = head;
+    slot->len = len;
+}
+
+/* Publish the n elements filled past the used index. */
+static void vring_publish(VRing *r, unsigned n)
+{
+    r->used_idx += n;
+    /* The elements are visible before the index that covers them
+     * (release), and the index before used_event is read (sequentially
+     * consistent: a locked instruction on x86, the full barrier the spec
+     * asks for). */
+    __atomic_store_n(&r->used_hdr[USED_IDX], r->used_idx, __ATOMIC_SEQ_CST);
+    r->inuse -= n;
+}
+
 void vring_push(VRing *r, const VirtQueueElement *elem, uint32_t len)
 {
-    VRingUsedElem *slot = &r->used_ring[r->used_idx % r->num];
-    slot->id = elem->head;
-    slot->len = len;
-    r->used_idx++;
-    /* The element is visible before the index that covers it (release),
-     * and the index before used_event is read (sequentially consistent:
-     * a locked instruction on x86, the full barrier the spec asks for). */
-    __atomic_store_n(&r->used_hdr[USED_IDX], r->used_idx, __ATOMIC_SEQ_CST);
-    r->inuse--;
+    vring_fill(r, 0, elem->head, len);
+    vring_publish(r, 1);
+}
+
+void vring_push_batch(VRing *r, VirtQueueElement *const *elems, const uint32_t *lens,
+                      unsigned n)
+{
+    for (unsigned i = 0; i < n; i++) {
+        vring_fill(r, i, elems[i]->head, lens[i]);
+    }
+    vring_publish(r, n);
 }
 
 /* Has new_idx passed event since old (virtio's vring_need_event)? */

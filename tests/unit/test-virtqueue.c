@@ -112,6 +112,38 @@ static void test_direct_chain(void)
     vring_unmap(&r);
 }
 
+/* Chains pushed as one batch: every used element written, the used index
+ * moved once by all of them, across the ring's end. */
+static void test_push_batch(void)
+{
+    TestVring tv;
+    VRing r = { 0 };
+    queue_new(&tv, &r, false, false);
+    VirtQueueElement *e[QSIZE];
+    uint32_t lens[QSIZE];
+    for (unsigned round = 0; round < 3; round++) {
+        unsigned n = QSIZE - 1;
+        for (unsigned i = 0; i < n; i++) {
+            tv_desc(&tv, i, DATA_GPA + 64 * i, 64, VRING_DESC_F_WRITE, 0);
+            tv_publish(&tv, i);
+            e[i] = pop_ok(&r);
+            lens[i] = i + round;
+        }
+        uint16_t before = tv_used_idx(&tv);
+        vring_push_batch(&r, e, lens, n);
+        g_assert_cmpuint((uint16_t)(tv_used_idx(&tv) - before), ==, n);
+        g_assert_cmpuint(r.inuse, ==, 0);
+        for (unsigned i = 0; i < n; i++) {
+            VRingUsedElem used = { 0 };
+            g_assert_true(tv_take_used(&tv, &used));
+            g_assert_cmpuint(used.id, ==, i);
+            g_assert_cmpuint(used.len, ==, i + round);
+            g_free(e[i]);
+        }
+    }
+    vring_unmap(&r);
+}
+
 /* Indices wrap at 65536 while ring slots wrap at the queue size. */
 static void test_index_wraparound(void)
 {
@@ -508,6 +540,7 @@ int main(int argc, char **argv)
     test_ram_setup();
     g_test_add_func("/virtqueue/direct-chain", test_direct_chain);
     g_test_add_func("/virtqueue/index-wraparound", test_index_wraparound);
+    g_test_add_func("/virtqueue/push-batch", test_push_batch);
     g_test_add_func("/virtqueue/indirect-chain", test_indirect_chain);
     g_test_add_func("/virtqueue/empty-and-adjacent-pieces", test_empty_and_adjacent_pieces);
     g_test_add_func("/virtqueue/notify-flags", test_notify_flags);

@@ -78,6 +78,10 @@ typedef struct VirtIODeviceOps {
     /* Requests handed to the host and not completed yet: a reset the
      * driver asks for waits for them (virtio_set_status). May be NULL. */
     unsigned (*in_flight)(VirtIODevice *vdev);
+    /* The driver wrote a non-zero status that took effect (old_status is
+     * the one before): a device starts its host side at DRIVER_OK (a
+     * NIC's offloads, vhost). A reset goes to reset instead. May be NULL. */
+    void (*status_changed)(VirtIODevice *vdev, uint8_t old_status);
 } VirtIODeviceOps;
 
 struct VirtIODevice {
@@ -175,6 +179,9 @@ VirtQueueElement *virtqueue_pop(VirtQueue *vq);
 /* Return elem with len bytes written, and free it. Dropped (and freed)
  * while a reset is pending or after the queue was reset. */
 void virtqueue_push(VirtQueue *vq, VirtQueueElement *elem, uint32_t len);
+/* The same for n elements, published together (vring_push_batch). */
+void virtqueue_push_batch(VirtQueue *vq, VirtQueueElement **elems, const uint32_t *lens,
+                          unsigned n);
 /* Kick suppression around a polling loop (vring_set_notification). */
 void virtqueue_set_notification(VirtQueue *vq, bool enable);
 bool virtqueue_has_avail(VirtQueue *vq);

@@ -152,6 +152,14 @@ VirtQueueElement *vring_pop(VRing *r, Error **errp);
  * device-writable buffers, and publish it. Does not free elem. */
 void vring_push(VRing *r, const VirtQueueElement *elem, uint32_t len);
 /*
+ * Return n chains (elems[i] with lens[i] bytes written) and publish them
+ * with one used index store, so the driver sees all of them or none: a
+ * frame spread over mergeable receive buffers must not be seen in part.
+ * Does not free the elements.
+ */
+void vring_push_batch(VRing *r, VirtQueueElement *const *elems, const uint32_t *lens,
+                      unsigned n);
+/*
  * After pushes: should the driver be interrupted now? With EVENT_IDX,
  * when the used index passed used_event since the last interrupt; else
  * unless the driver set VRING_AVAIL_F_NO_INTERRUPT. Records the decision.

@@ -1,0 +1,142 @@
+/*
+ * virtio-net's state, shared by its files: virtio-net.c (the device:
+ * features, configuration, status and reset, link, realize),
+ * virtio-net-tx.c and virtio-net-rx.c (the data path, one queue pair at a
+ * time) and virtio-net-ctrl.c (the control queue and the receive filter
+ * it programs).
+ *
+ * Locking: all of it is guarded by the device lock (vdev.qdev), which the
+ * queue pairs share; docs/network.md ("virtio-net") says why, and what a
+ * lock per pair would take.
+ */
+#ifndef HW_VIRTIO_VIRTIO_NET_INTERNAL_H
+#define HW_VIRTIO_VIRTIO_NET_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/uio.h>
+#include <glib.h>
+#include "hw/virtio/virtio-net.h"
+#include "hw/virtio/virtio.h"
+#include "net/net.h"
+#include "qemu/bh.h"
+
+#define ETH_ALEN                6
+#define ETH_HLEN                14
+#define ETH_P_VLAN              0x8100
+#define VIRTIO_NET_MAX_VLAN     4096
+/* The largest frame either direction carries: a 64 KiB GSO frame and its
+ * Ethernet and VLAN headers. */
+#define VIRTIO_NET_MAX_FRAME    (65536 + ETH_HLEN + 4)
+/* Frames sent per TX kick before the rest waits for a bottom half, so
+ * one busy queue cannot hold the context (and the device lock) for long. */
+#define VIRTIO_NET_TX_BURST     256
+
+/* What the device accepts (virtio 1.x, "Packet Receive Filtering"). */
+typedef struct VirtIONetFilter {
+    bool promisc, allmulti, alluni, nomulti, nouni, nobcast;
+    bool uni_overflow, multi_overflow;     /* more entries than the tables hold */
+    unsigned n_uni, n_multi;
+    MACAddr uni[VIRTIO_NET_MAC_TABLE_ENTRIES];
+    MACAddr multi[VIRTIO_NET_MAC_TABLE_ENTRIES];
+    uint32_t vlans[VIRTIO_NET_MAX_VLAN / 32];   /* with CTRL_VLAN: the VIDs let in */
+} VirtIONetFilter;
+
+typedef struct VirtIONet VirtIONet;
+
+/* One queue pair: receiveq (2 * pair), transmitq (2 * pair + 1), and the
+ * NIC client on the netdev's queue pair. */
+typedef struct VirtIONetQueue {
+    VirtIONet *n;
+    unsigned pair;
+    VirtQueue *rx_vq, *tx_vq;
+    NetClientState *nc;
+
+    /* RX: chains taken from the ring but not filled yet (a mergeable
+     * frame that needed more buffers than were there), oldest first. */
+    GQueue rx_stash;
+    /* receive returned 0: wake the peer once the driver adds buffers. */
+    bool rx_waiting;
+
+    /* TX: the chain the peer refused, sent first on send_ready. */
+    VirtQueueElement *tx_elem;
+    QEMUBH *tx_bh;              /* on the device's context: the next burst */
+    struct iovec *tx_iov;       /* VIRTQUEUE_MAX_IOV: a frame without its header */
+    uint8_t *tx_buf;            /* a frame whose checksum the device completes */
+
+    /* vhost-net for this pair (NULL: user space only), and whether the
+     * kernel serves the pair now. */
+    VhostNet *vhost;
+    bool vhost_started;
+} VirtIONetQueue;
+
+struct VirtIONet {
+    VirtIODevice vdev;          /* first */
+    MACAddr mac;                /* as the driver set it (CTRL_MAC_ADDR) */
+    MACAddr perm_mac;           /* mac=, restored at reset */
+    bool announce;              /* VIRTIO_NET_S_ANNOUNCE until the driver acks */
+    uint16_t mtu;               /* host_mtu=, 0: none */
+    unsigned max_pairs;
+    unsigned curr_pairs;        /* MQ: VQ_PAIRS_SET; else 1 */
+    VirtIONetQueue *queues;     /* max_pairs */
+    GMainContext *ctx;          /* the device's (its iothread's, or the main loop's) */
+    /* The peer carries vnet headers (a tap): then frames in both
+     * directions start with one of host_hdr_len bytes, the guest's own
+     * length; without, host_hdr_len is 0 and the device does the work. */
+    bool peer_vnet_hdr;
+    unsigned host_hdr_len;
+    VirtIONetFilter filter;
+};
+
+static inline VirtIONet *virtio_net_of(VirtIODevice *vdev)
+{
+    return (VirtIONet *)vdev;
+}
+
+/* The header the driver puts before every frame: 12 bytes with
+ * VERSION_1 or MRG_RXBUF (num_buffers), else 10. */
+unsigned virtio_net_guest_hdr_len(VirtIONet *n);
+/* The next chain of vq; if there is none, ask the driver for a kick, and
+ * look once more for a chain made available before it could see the
+ * request. NULL: none (kicks wanted), or the driver broke the rules. */
+VirtQueueElement *virtio_net_pop(VirtQueue *vq);
+
+/* ---- virtio-net-tx.c ---- */
+/* The transmitq was kicked (device lock held). */
+void virtio_net_tx_kick(VirtIONetQueue *q);
+/* NetClientInfo.send_ready and the burst bottom half (no lock held). */
+void virtio_net_tx_resume(NetClientState *nc);
+void virtio_net_tx_bh(void *opaque);
+/* Forget the chain the peer refused (reset: the driver let go of it). */
+void virtio_net_tx_reset(VirtIONetQueue *q);
+
+/* ---- virtio-net-rx.c ---- */
+/* NetClientInfo.receive (on the device's context, no lock held). */
+ssize_t virtio_net_receive(NetClientState *nc, const struct iovec *iov, int iovcnt);
+/* The receiveq was kicked, or the pair became usable: wake a waiting peer. */
+void virtio_net_rx_wake(VirtIONetQueue *q);
+/* Drop the stashed chains (reset). */
+void virtio_net_rx_reset(VirtIONetQueue *q);
+
+/* ---- virtio-net-vhost.c (the seam in include/hw/virtio/virtio-net.h) ---- */
+/* Realize: a VhostNet for each pair whose peer asks for one; false only
+ * when vhostforce=on cannot be met. */
+bool virtio_net_vhost_init(VirtIONet *n, Error **errp);
+/* The features to offer, less what the kernel cannot do. */
+uint64_t virtio_net_vhost_features(VirtIONet *n, uint64_t offered);
+/* DRIVER_OK: each pair with a VhostNet to the kernel, if it takes it. */
+void virtio_net_vhost_start(VirtIONet *n);
+/* Reset: every pair back to user space; true if any was the kernel's. */
+bool virtio_net_vhost_stop(VirtIONet *n);
+/* Free the pairs' vhost-net (a realize that failed after creating them). */
+void virtio_net_vhost_free(VirtIONet *n);
+
+/* ---- virtio-net-ctrl.c ---- */
+/* The controlq was kicked (device lock held). */
+void virtio_net_ctrl_kick(VirtIONet *n, VirtQueue *vq);
+/* The filter after reset: promiscuous, as QEMU, for drivers without CTRL_RX. */
+void virtio_net_filter_reset(VirtIONetFilter *f);
+/* Does the filter let this frame (len bytes from its Ethernet header) in? */
+bool virtio_net_filter_accepts(const VirtIONet *n, const uint8_t *eth, size_t len);
+
+#endif

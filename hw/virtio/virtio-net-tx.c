@@ -1,0 +1,212 @@
+/*
+ * virtio-net's transmit path: a chain of the transmitq is a header and a
+ * frame; the frame goes to the peer with net_send.
+ *
+ * Threads: a kick is served on the device's context with the device lock
+ * held (virtio-pci). A burst sends at most VIRTIO_NET_TX_BURST frames and
+ * leaves the rest to a bottom half on the same context, which takes the
+ * lock again: another pair's kick, or the receive path, gets the lock in
+ * between. When the peer refuses a frame (net_send returns 0) the chain is
+ * kept, kicks stay off, and the peer's send_ready resumes the queue.
+ *
+ * With a peer that carries vnet headers (a tap) the chain goes out as it
+ * is, header and all: the guest's and the peer's header lengths are the
+ * same. Without one the header is dropped, and a checksum the driver left
+ * to the device (NEEDS_CSUM: CSUM is offered) is completed here.
+ */
+#include <string.h>
+#include <glib.h>
+#include "hw/virtio/virtio-net-internal.h"
+#include "net/checksum.h"
+#include "net/vnet-hdr.h"
+#include "qemu/iov.h"
+#include "qemu/log.h"
+
+typedef enum VirtIONetTxResult {
+    VIRTIO_NET_TX_DONE,         /* sent, or dropped: return the chain */
+    VIRTIO_NET_TX_BLOCKED,      /* the peer refused it: keep the chain */
+    VIRTIO_NET_TX_BROKEN,       /* the driver broke the rules: NEEDS_RESET */
+} VirtIONetTxResult;
+
+/* A GSO type the negotiated features allow. */
+static bool virtio_net_tx_gso_allowed(VirtIONet *n, uint8_t gso_type)
+{
+    VirtIODevice *vdev = &n->vdev;
+    if ((gso_type & VIRTIO_NET_HDR_GSO_ECN) && !virtio_has_feature(vdev, VIRTIO_NET_F_HOST_ECN)) {
+        return false;
+    }
+    switch (gso_type & ~VIRTIO_NET_HDR_GSO_ECN) {
+    case VIRTIO_NET_HDR_GSO_TCPV4:
+        return virtio_has_feature(vdev, VIRTIO_NET_F_HOST_TSO4);
+    case VIRTIO_NET_HDR_GSO_TCPV6:
+        return virtio_has_feature(vdev, VIRTIO_NET_F_HOST_TSO6);
+    default:
+        return false;   /* UDP (UFO is never offered) and unknown types */
+    }
+}
+
+/*
+ * The driver's requirements on the header (virtio 1.x, "Packet
+ * Transmission"): a checksum request only with CSUM and inside the frame,
+ * segmentation only as negotiated, with a segment size and a checksum
+ * request. A header that breaks them is the driver's bug: NEEDS_RESET.
+ */
+static bool virtio_net_tx_hdr_ok(VirtIONet *n, const VirtIONetHdr *hdr, size_t frame_len)
+{
+    VirtIODevice *vdev = &n->vdev;
+    if (hdr->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM) {
+        if (!virtio_has_feature(vdev, VIRTIO_NET_F_CSUM)) {
+            virtio_error(vdev, "transmit header asks for a checksum without CSUM");
+            return false;
+        }
+        if ((size_t)hdr->csum_start + hdr->csum_offset + 2 > frame_len) {
+            virtio_error(vdev, "transmit checksum at %u + %u is past the %zu-byte frame",
+                         hdr->csum_start, hdr->csum_offset, frame_len);
+            return false;
+        }
+    }
+    if (hdr->gso_type != VIRTIO_NET_HDR_GSO_NONE) {
+        if (!virtio_net_tx_gso_allowed(n, hdr->gso_type)) {
+            virtio_error(vdev, "transmit GSO type 0x%x was not negotiated", hdr->gso_type);
+            return false;
+        }
+        if (hdr->gso_size == 0 || !(hdr->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM)) {
+            virtio_error(vdev, "transmit GSO type 0x%x with segment size %u and flags 0x%x",
+                         hdr->gso_type, hdr->gso_size, hdr->flags);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* To a peer without vnet headers: the frame alone, its checksum completed
+ * in a copy (the chain is the driver's, readable only). */
+static ssize_t virtio_net_tx_send_plain(VirtIONetQueue *q, VirtQueueElement *elem,
+                                        const VirtIONetHdr *hdr, size_t hdr_len,
+                                        size_t frame_len)
+{
+    if (hdr->flags & VIRTIO_NET_HDR_F_NEEDS_CSUM) {
+        iov_to_buf(elem->out_sg, elem->out_num, hdr_len, q->tx_buf, frame_len);
+        /* Checked by virtio_net_tx_hdr_ok: it cannot fail. */
+        net_checksum_insert(q->tx_buf, frame_len, hdr->csum_start, frame_len,
+                            (size_t)hdr->csum_start + hdr->csum_offset);
+        return net_send_buf(q->nc, q->tx_buf, frame_len);
+    }
+    unsigned niov = iov_slice(elem->out_sg, elem->out_num, hdr_len, frame_len, q->tx_iov,
+                              VIRTQUEUE_MAX_IOV);
+    return net_send(q->nc, q->tx_iov, niov);
+}
+
+static VirtIONetTxResult virtio_net_tx_one(VirtIONetQueue *q, VirtQueueElement *elem)
+{
+    VirtIONet *n = q->n;
+    size_t hdr_len = virtio_net_guest_hdr_len(n);
+    if (elem->in_num || elem->out_len < hdr_len) {
+        virtio_error(&n->vdev, "transmit chain of %zu readable and %zu writable bytes has no "
+                     "header or writable buffers", elem->out_len, elem->in_len);
+        return VIRTIO_NET_TX_BROKEN;
+    }
+    VirtIONetHdr hdr = { 0 };
+    iov_to_buf(elem->out_sg, elem->out_num, 0, &hdr, hdr_len);
+    size_t frame_len = elem->out_len - hdr_len;
+    if (!virtio_net_tx_hdr_ok(n, &hdr, frame_len)) {
+        return VIRTIO_NET_TX_BROKEN;
+    }
+    if (frame_len < ETH_HLEN || frame_len > VIRTIO_NET_MAX_FRAME) {
+        qemu_log_mask(LOG_GUEST_ERROR, "%s: transmit frame of %zu bytes is no Ethernet "
+                      "frame: dropped\n", virtio_name(&n->vdev), frame_len);
+        return VIRTIO_NET_TX_DONE;
+    }
+    ssize_t ret;
+    if (n->host_hdr_len) {
+        ret = net_send(q->nc, elem->out_sg, elem->out_num);
+    } else {
+        ret = virtio_net_tx_send_plain(q, elem, &hdr, hdr_len, frame_len);
+    }
+    return ret == 0 ? VIRTIO_NET_TX_BLOCKED : VIRTIO_NET_TX_DONE;
+}
+
+/* The next chain: the refused one first. */
+static VirtQueueElement *virtio_net_tx_next(VirtIONetQueue *q)
+{
+    VirtQueueElement *elem = q->tx_elem;
+    if (elem) {
+        q->tx_elem = NULL;
+        return elem;
+    }
+    return virtio_net_pop(q->tx_vq);
+}
+
+/* Can the queue run in user space now? */
+static bool virtio_net_tx_runnable(VirtIONetQueue *q)
+{
+    VirtIODevice *vdev = &q->n->vdev;
+    return !q->vhost_started && !vdev->broken && !vdev->reset_pending &&
+           (vdev->status & VIRTIO_CONFIG_S_DRIVER_OK) && q->tx_vq->enabled;
+}
+
+/* One burst, with the device lock held. */
+static void virtio_net_tx_run(VirtIONetQueue *q)
+{
+    if (!virtio_net_tx_runnable(q)) {
+        return;
+    }
+    /* No kicks while the queue is drained here anyway. */
+    virtqueue_set_notification(q->tx_vq, false);
+    unsigned sent = 0;
+    for (;;) {
+        if (sent == VIRTIO_NET_TX_BURST) {
+            qemu_bh_schedule(q->tx_bh);
+            break;
+        }
+        VirtQueueElement *elem = virtio_net_tx_next(q);
+        if (!elem) {
+            break;
+        }
+        VirtIONetTxResult res = virtio_net_tx_one(q, elem);
+        if (res == VIRTIO_NET_TX_BLOCKED) {
+            /* Kicks stay off: send_ready resumes the queue. */
+            q->tx_elem = elem;
+            break;
+        }
+        if (res == VIRTIO_NET_TX_BROKEN) {
+            g_free(elem);
+            break;
+        }
+        virtqueue_push(q->tx_vq, elem, 0);
+        sent++;
+    }
+    virtio_notify_pushed(&q->n->vdev);
+}
+
+void virtio_net_tx_kick(VirtIONetQueue *q)
+{
+    /* A chain the peer refused goes first, when the peer says so. */
+    if (!q->tx_elem) {
+        virtio_net_tx_run(q);
+    }
+}
+
+static void virtio_net_tx_run_locked(VirtIONetQueue *q)
+{
+    QEMUDevice *qdev = q->n->vdev.qdev;
+    device_lock(qdev);
+    virtio_net_tx_run(q);
+    device_unlock(qdev);
+}
+
+void virtio_net_tx_resume(NetClientState *nc)
+{
+    virtio_net_tx_run_locked(nc->opaque);
+}
+
+void virtio_net_tx_bh(void *opaque)
+{
+    virtio_net_tx_run_locked(opaque);
+}
+
+void virtio_net_tx_reset(VirtIONetQueue *q)
+{
+    g_free(q->tx_elem);
+    q->tx_elem = NULL;
+}

@@ -1,0 +1,500 @@
+/*
+ * virtio-net-pci (hw/virtio/virtio-net.h): the device as the driver sees
+ * it (features, configuration, status and reset, link state) and its
+ * creation. The data path is in virtio-net-tx.c and virtio-net-rx.c, the
+ * control queue in virtio-net-ctrl.c; docs/network.md ("virtio-net")
+ * describes the threads.
+ *
+ * Queues: receiveq/transmitq of pair i at 2i and 2i + 1, then the
+ * controlq at 2 * max_pairs. A driver without MQ uses one pair and finds
+ * the controlq at 2 (virtio 1.x, "Virtqueues"): queue 2 is then the
+ * control queue whatever the device's pair count.
+ */
+#include <string.h>
+#include <glib.h>
+#include "hw/virtio/virtio-net-internal.h"
+#include "hw/virtio/virtio-pci.h"
+#include "net/vnet-hdr.h"
+#include "qemu/log.h"
+#include "qemu/main-loop.h"
+
+#define PCI_CLASS_NETWORK_ETHERNET      0x020000
+#define VIRTIO_NET_CTRL_QUEUE_SIZE      64
+/* The features -device switches (every one on by default, as QEMU's). */
+#define VIRTIO_NET_SWITCHED_FEATURES \
+    (VIRTIO_BIT(VIRTIO_NET_F_CSUM) | VIRTIO_BIT(VIRTIO_NET_F_GUEST_CSUM) | \
+     VIRTIO_BIT(VIRTIO_NET_F_GUEST_TSO4) | VIRTIO_BIT(VIRTIO_NET_F_GUEST_TSO6) | \
+     VIRTIO_BIT(VIRTIO_NET_F_GUEST_ECN) | VIRTIO_BIT(VIRTIO_NET_F_HOST_TSO4) | \
+     VIRTIO_BIT(VIRTIO_NET_F_HOST_TSO6) | VIRTIO_BIT(VIRTIO_NET_F_HOST_ECN) | \
+     VIRTIO_BIT(VIRTIO_NET_F_MRG_RXBUF) | VIRTIO_BIT(VIRTIO_NET_F_STATUS) | \
+     VIRTIO_BIT(VIRTIO_NET_F_CTRL_VQ) | VIRTIO_BIT(VIRTIO_NET_F_CTRL_RX) | \
+     VIRTIO_BIT(VIRTIO_NET_F_CTRL_VLAN) | VIRTIO_BIT(VIRTIO_NET_F_CTRL_RX_EXTRA) | \
+     VIRTIO_BIT(VIRTIO_NET_F_CTRL_MAC_ADDR) | VIRTIO_BIT(VIRTIO_NET_F_GUEST_ANNOUNCE))
+
+typedef struct VirtIONetPCI {
+    VirtIOPCIProxy proxy;       /* first: the QEMUDevice */
+    VirtIONet net;
+} VirtIONetPCI;
+
+unsigned virtio_net_guest_hdr_len(VirtIONet *n)
+{
+    return virtio_has_feature(&n->vdev, VIRTIO_F_VERSION_1) ||
+           virtio_has_feature(&n->vdev, VIRTIO_NET_F_MRG_RXBUF)
+           ? VIRTIO_NET_HDR_LEN : VIRTIO_NET_HDR_LEN_SHORT;
+}
+
+/* ---- queues ---- */
+
+VirtQueueElement *virtio_net_pop(VirtQueue *vq)
+{
+    VirtQueueElement *elem = virtqueue_pop(vq);
+    if (elem || vq->vdev->broken) {
+        return elem;
+    }
+    virtqueue_set_notification(vq, true);
+    if (!virtqueue_has_avail(vq)) {
+        return NULL;
+    }
+    virtqueue_set_notification(vq, false);
+    return virtqueue_pop(vq);
+}
+
+static unsigned virtio_net_ctrl_index(VirtIONet *n)
+{
+    return virtio_has_feature(&n->vdev, VIRTIO_NET_F_MQ) ? 2 * n->max_pairs : 2;
+}
+
+/* A kick, with the device lock held, on the device's context. */
+static void virtio_net_handle_queue(VirtIODevice *vdev, VirtQueue *vq)
+{
+    VirtIONet *n = virtio_net_of(vdev);
+    if (vq->index == virtio_net_ctrl_index(n) &&
+        virtio_has_feature(vdev, VIRTIO_NET_F_CTRL_VQ)) {
+        virtio_net_ctrl_kick(n, vq);
+        return;
+    }
+    unsigned pair = vq->index / 2;
+    unsigned usable = virtio_has_feature(vdev, VIRTIO_NET_F_MQ) ? n->max_pairs : 1;
+    if (pair >= usable) {
+        qemu_log_mask(LOG_GUEST_ERROR, "%s: kick of queue %u, which is not in use: ignored\n",
+                      virtio_name(vdev), vq->index);
+        return;
+    }
+    if (n->queues[pair].vhost_started) {
+        return;     /* a kick that reached the handler before vhost took over */
+    }
+    if (vq->index % 2) {
+        virtio_net_tx_kick(&n->queues[pair]);
+    } else {
+        virtio_net_rx_wake(&n->queues[pair]);
+    }
+}
+
+/* ---- link and configuration ---- */
+
+static bool virtio_net_link_up(VirtIONet *n)
+{
+    NetClientState *nc = n->queues[0].nc;
+    return !nc->link_down && !(nc->peer && nc->peer->link_down);
+}
+
+static void cfg_set16(uint8_t *c, unsigned off, uint16_t v)
+{
+    memcpy(c + off, &v, sizeof(v));     /* little-endian host */
+}
+
+static void virtio_net_get_config(VirtIODevice *vdev, uint8_t *c)
+{
+    VirtIONet *n = virtio_net_of(vdev);
+    memset(c, 0, VIRTIO_NET_CFG_SIZE);
+    memcpy(c + VIRTIO_NET_CFG_MAC, n->mac.a, ETH_ALEN);
+    cfg_set16(c, VIRTIO_NET_CFG_STATUS, (virtio_net_link_up(n) ? VIRTIO_NET_S_LINK_UP : 0) |
+                                        (n->announce ? VIRTIO_NET_S_ANNOUNCE : 0));
+    cfg_set16(c, VIRTIO_NET_CFG_MAX_VQ_PAIRS, n->max_pairs);
+    cfg_set16(c, VIRTIO_NET_CFG_MTU, n->mtu);
+}
+
+/* Only a legacy driver without CTRL_MAC_ADDR sets its address here
+ * (virtio 1.x makes mac read-only for the driver). */
+static void virtio_net_set_config(VirtIODevice *vdev, const uint8_t *c)
+{
+    VirtIONet *n = virtio_net_of(vdev);
+    if (!memcmp(c + VIRTIO_NET_CFG_MAC, n->mac.a, ETH_ALEN)) {
+        return;
+    }
+    if (virtio_has_feature(vdev, VIRTIO_F_VERSION_1) ||
+        virtio_has_feature(vdev, VIRTIO_NET_F_CTRL_MAC_ADDR)) {
+        qemu_log_mask(LOG_GUEST_ERROR, "%s: mac written in the configuration: ignored\n",
+                      virtio_name(vdev));
+        return;
+    }
+    memcpy(n->mac.a, c + VIRTIO_NET_CFG_MAC, ETH_ALEN);
+}
+
+/*
+ * NetClientInfo.link_changed: main thread, no lock held. A link that
+ * comes back up also asks the driver to announce itself (GUEST_ANNOUNCE:
+ * Linux sends gratuitous ARPs and unsolicited neighbour advertisements),
+ * so that switches that forgot its MAC meanwhile learn it again.
+ */
+static void virtio_net_link_changed(NetClientState *nc)
+{
+    VirtIONetQueue *q = nc->opaque;
+    VirtIONet *n = q->n;
+    VirtIODevice *vdev = &n->vdev;
+    device_lock(vdev->qdev);
+    if (virtio_net_link_up(n) && virtio_has_feature(vdev, VIRTIO_NET_F_GUEST_ANNOUNCE)) {
+        n->announce = true;
+    }
+    if (virtio_has_feature(vdev, VIRTIO_NET_F_STATUS)) {
+        virtio_notify_config(vdev);
+    }
+    device_unlock(vdev->qdev);
+}
+
+/* ---- starting and stopping the host side ---- */
+
+/* What the guest takes unsegmented or unchecksummed from the peer. */
+static void virtio_net_apply_offloads(VirtIONet *n)
+{
+    VirtIODevice *vdev = &n->vdev;
+    NetOffloads o = {
+        .csum = virtio_has_feature(vdev, VIRTIO_NET_F_GUEST_CSUM),
+        .tso4 = virtio_has_feature(vdev, VIRTIO_NET_F_GUEST_TSO4),
+        .tso6 = virtio_has_feature(vdev, VIRTIO_NET_F_GUEST_TSO6),
+        .ecn = virtio_has_feature(vdev, VIRTIO_NET_F_GUEST_ECN),
+    };
+    for (unsigned i = 0; i < n->max_pairs; i++) {
+        net_peer_set_offload(n->queues[i].nc, &o);
+    }
+}
+
+static void virtio_net_set_host_hdr_len(VirtIONet *n, unsigned len)
+{
+    n->host_hdr_len = n->peer_vnet_hdr ? len : 0;
+    for (unsigned i = 0; i < n->max_pairs; i++) {
+        net_peer_set_vnet_hdr_len(n->queues[i].nc, n->host_hdr_len);
+    }
+}
+
+/* The kernel gave the pairs back: the peer's header is user space's again
+ * (vhost_net_start set the guest's). */
+static void virtio_net_vhost_stop_all(VirtIONet *n)
+{
+    if (virtio_net_vhost_stop(n)) {
+        virtio_net_set_host_hdr_len(n, n->host_hdr_len);
+    }
+}
+
+/* DRIVER_OK: the features are final; the peer learns what it carries. A
+ * driver that clears DRIVER_OK gets its pairs back from the kernel. */
+static void virtio_net_status_changed(VirtIODevice *vdev, uint8_t old_status)
+{
+    VirtIONet *n = virtio_net_of(vdev);
+    bool was_ok = old_status & VIRTIO_CONFIG_S_DRIVER_OK;
+    bool is_ok = vdev->status & VIRTIO_CONFIG_S_DRIVER_OK;
+    if (was_ok && !is_ok) {
+        virtio_net_vhost_stop_all(n);
+    }
+    if (!is_ok || was_ok) {
+        return;
+    }
+    virtio_net_set_host_hdr_len(n, virtio_net_guest_hdr_len(n));
+    virtio_net_apply_offloads(n);
+    virtio_net_vhost_start(n);
+    for (unsigned i = 0; i < n->max_pairs; i++) {
+        virtio_net_rx_wake(&n->queues[i]);
+    }
+}
+
+static void virtio_net_reset(VirtIODevice *vdev)
+{
+    VirtIONet *n = virtio_net_of(vdev);
+    if (!n->queues) {
+        return;     /* virtio_init's reset, before realize has built them */
+    }
+    virtio_net_vhost_stop_all(n);
+    for (unsigned i = 0; i < n->max_pairs; i++) {
+        virtio_net_rx_reset(&n->queues[i]);
+        virtio_net_tx_reset(&n->queues[i]);
+    }
+    n->mac = n->perm_mac;
+    n->announce = false;
+    n->curr_pairs = 1;
+    virtio_net_filter_reset(&n->filter);
+    /* No offloads until a driver accepts them. */
+    virtio_net_apply_offloads(n);
+}
+
+static const VirtIODeviceOps virtio_net_ops = {
+    .get_config = virtio_net_get_config,
+    .set_config = virtio_net_set_config,
+    .reset = virtio_net_reset,
+    .status_changed = virtio_net_status_changed,
+};
+
+static const NetClientInfo virtio_net_client_info = {
+    .type = "nic",
+    .receive = virtio_net_receive,
+    .send_ready = virtio_net_tx_resume,
+    .link_changed = virtio_net_link_changed,
+};
+
+/* ---- creation ---- */
+
+/* The features offered: those the user left on, less those the peer
+ * cannot carry and those whose prerequisites are off. */
+static uint64_t virtio_net_features(const VirtIONetConf *conf, bool peer_vnet_hdr)
+{
+    const uint64_t vnet_only = VIRTIO_BIT(VIRTIO_NET_F_GUEST_CSUM) |
+        VIRTIO_BIT(VIRTIO_NET_F_GUEST_TSO4) | VIRTIO_BIT(VIRTIO_NET_F_GUEST_TSO6) |
+        VIRTIO_BIT(VIRTIO_NET_F_GUEST_ECN) | VIRTIO_BIT(VIRTIO_NET_F_HOST_TSO4) |
+        VIRTIO_BIT(VIRTIO_NET_F_HOST_TSO6) | VIRTIO_BIT(VIRTIO_NET_F_HOST_ECN);
+    const uint64_t need_ctrl_vq = VIRTIO_BIT(VIRTIO_NET_F_CTRL_RX) |
+        VIRTIO_BIT(VIRTIO_NET_F_CTRL_VLAN) | VIRTIO_BIT(VIRTIO_NET_F_CTRL_RX_EXTRA) |
+        VIRTIO_BIT(VIRTIO_NET_F_GUEST_ANNOUNCE) | VIRTIO_BIT(VIRTIO_NET_F_MQ) |
+        VIRTIO_BIT(VIRTIO_NET_F_CTRL_MAC_ADDR);
+    uint64_t f = (conf->features & VIRTIO_NET_SWITCHED_FEATURES) | VIRTIO_BIT(VIRTIO_NET_F_MAC);
+    if (!peer_vnet_hdr) {
+        f &= ~vnet_only;
+    }
+    if (conf->mq) {
+        f |= VIRTIO_BIT(VIRTIO_NET_F_MQ);
+    }
+    if (conf->host_mtu) {
+        f |= VIRTIO_BIT(VIRTIO_NET_F_MTU);
+    }
+    if (!(f & VIRTIO_BIT(VIRTIO_NET_F_CTRL_VQ))) {
+        f &= ~need_ctrl_vq;
+    }
+    if (!(f & VIRTIO_BIT(VIRTIO_NET_F_CTRL_RX))) {
+        f &= ~VIRTIO_BIT(VIRTIO_NET_F_CTRL_RX_EXTRA);
+    }
+    /* The host offloads need the checksum offload (virtio 1.x, "Feature
+     * bit requirements"), the guest ones the guest's checksum. */
+    if (!(f & VIRTIO_BIT(VIRTIO_NET_F_CSUM))) {
+        f &= ~(VIRTIO_BIT(VIRTIO_NET_F_HOST_TSO4) | VIRTIO_BIT(VIRTIO_NET_F_HOST_TSO6) |
+               VIRTIO_BIT(VIRTIO_NET_F_HOST_ECN));
+    }
+    if (!(f & VIRTIO_BIT(VIRTIO_NET_F_GUEST_CSUM))) {
+        f &= ~(VIRTIO_BIT(VIRTIO_NET_F_GUEST_TSO4) | VIRTIO_BIT(VIRTIO_NET_F_GUEST_TSO6) |
+               VIRTIO_BIT(VIRTIO_NET_F_GUEST_ECN));
+    }
+    return f;
+}
+
+static bool virtio_queue_size_ok(uint16_t size)
+{
+    return size >= 256 && size <= VIRTQUEUE_MAX_SIZE && !(size & (size - 1));
+}
+
+static bool virtio_net_conf_check(const VirtIONetConf *conf, Error **errp)
+{
+    if (!virtio_queue_size_ok(conf->rx_queue_size)) {
+        error_setg(errp, "Invalid rx_queue_size (= %u), must be a power of 2 between 256 "
+                   "and %u.", conf->rx_queue_size, VIRTQUEUE_MAX_SIZE);
+        return false;
+    }
+    if (!virtio_queue_size_ok(conf->tx_queue_size)) {
+        error_setg(errp, "Invalid tx_queue_size (= %u), must be a power of 2 between 256 "
+                   "and %u.", conf->tx_queue_size, VIRTQUEUE_MAX_SIZE);
+        return false;
+    }
+    if (conf->host_mtu && conf->host_mtu < 68) {
+        error_setg(errp, "host_mtu must be at least 68 (the IPv4 minimum), not %u",
+                   conf->host_mtu);
+        return false;
+    }
+    if (conf->mq && !(conf->features & VIRTIO_BIT(VIRTIO_NET_F_CTRL_VQ))) {
+        error_setg(errp, "mq=on needs ctrl_vq=on");
+        return false;
+    }
+    if (conf->mq && conf->netdev && conf->netdev->num_queues > VIRTIO_NET_MAX_QUEUE_PAIRS) {
+        error_setg(errp, "netdev '%s' has %u queues; virtio-net takes at most %u",
+                   conf->netdev->id, conf->netdev->num_queues, VIRTIO_NET_MAX_QUEUE_PAIRS);
+        return false;
+    }
+    return true;
+}
+
+/* Sources of an I/O thread's context are attached from that thread. */
+static void virtio_net_create_bhs(void *opaque)
+{
+    VirtIONet *n = opaque;
+    for (unsigned i = 0; i < n->max_pairs; i++) {
+        n->queues[i].tx_bh = qemu_bh_new(n->ctx, virtio_net_tx_bh, &n->queues[i]);
+    }
+}
+
+/* The pairs' NIC clients, pair i on netdev queue i, on the device's context. */
+static bool virtio_net_attach(VirtIONet *n, const VirtIONetConf *conf, Error **errp)
+{
+    n->queues = g_new0(VirtIONetQueue, n->max_pairs);
+    for (unsigned i = 0; i < n->max_pairs; i++) {
+        VirtIONetQueue *q = &n->queues[i];
+        g_autofree char *name = g_strdup_printf("virtio-net.%u", i);
+        q->n = n;
+        q->pair = i;
+        q->rx_vq = &n->vdev.vqs[2 * i];
+        q->tx_vq = &n->vdev.vqs[2 * i + 1];
+        g_queue_init(&q->rx_stash);
+        q->nc = net_nic_new(&virtio_net_client_info, name, conf->netdev, i,
+                            virtio_net_pci_type.name, n->ctx, q, errp);
+        if (!q->nc) {
+            return false;
+        }
+        q->tx_iov = g_new(struct iovec, VIRTQUEUE_MAX_IOV);
+    }
+    /* Every queue of a netdev is of one kind. */
+    n->peer_vnet_hdr = net_peer_has_vnet_hdr(n->queues[0].nc);
+    for (unsigned i = 0; i < n->max_pairs && !n->peer_vnet_hdr; i++) {
+        n->queues[i].tx_buf = g_malloc(VIRTIO_NET_MAX_FRAME);
+    }
+    return virtio_net_vhost_init(n, errp);
+}
+
+/* A device that failed to realize: nothing of it runs anywhere yet. */
+static void virtio_net_free(VirtIONetPCI *d)
+{
+    VirtIONet *n = &d->net;
+    virtio_net_vhost_free(n);
+    for (unsigned i = 0; i < n->max_pairs; i++) {
+        net_client_free(n->queues[i].nc);
+        g_free(n->queues[i].tx_iov);
+        g_free(n->queues[i].tx_buf);
+    }
+    g_free(n->queues);
+    virtio_cleanup(&n->vdev);
+    g_free(d);
+}
+
+/* Queue sizes: rx_queue_size and tx_queue_size for the pairs, the
+ * control queue's own; each queue offers its size from reset on. */
+static void virtio_net_size_queues(VirtIONet *n, const VirtIONetConf *conf)
+{
+    VirtIODevice *vdev = &n->vdev;
+    for (unsigned i = 0; i < vdev->num_queues; i++) {
+        vdev->vqs[i].num_max = i == 2 * n->max_pairs ? VIRTIO_NET_CTRL_QUEUE_SIZE
+                               : i % 2 ? conf->tx_queue_size : conf->rx_queue_size;
+    }
+    virtio_reset(vdev);
+}
+
+QEMUDevice *virtio_net_pci_new(PCIBus *bus, int devfn, const VirtIONetConf *conf,
+                               Error **errp)
+{
+    if (!virtio_net_conf_check(conf, errp)) {
+        return NULL;
+    }
+    VirtIONetPCI *d = g_new0(VirtIONetPCI, 1);
+    VirtIONet *n = &d->net;
+    n->max_pairs = conf->mq && conf->netdev ? MAX(conf->netdev->num_queues, 1) : 1;
+    n->curr_pairs = 1;
+    n->perm_mac = n->mac = conf->mac;
+    n->mtu = conf->host_mtu;
+    n->ctx = conf->iothread ? iothread_context(conf->iothread) : main_loop_context();
+    virtio_net_filter_reset(&n->filter);
+    bool ctrl_vq = conf->features & VIRTIO_BIT(VIRTIO_NET_F_CTRL_VQ);
+    virtio_init(&n->vdev, VIRTIO_ID_NET, &virtio_net_ops, 0, VIRTIO_NET_CFG_SIZE,
+                2 * n->max_pairs + ctrl_vq, conf->rx_queue_size, virtio_net_handle_queue);
+    if (!virtio_net_attach(n, conf, errp)) {
+        virtio_net_free(d);
+        return NULL;
+    }
+    n->vdev.host_features = virtio_net_vhost_features(
+        n, n->vdev.host_features | virtio_net_features(conf, n->peer_vnet_hdr));
+    virtio_net_size_queues(n, conf);
+    if (!virtio_pci_init(&d->proxy, &n->vdev, bus, devfn, "virtio-net-pci", "virtio-net",
+                         PCI_CLASS_NETWORK_ETHERNET, conf->iothread, conf->pci, errp)) {
+        virtio_net_free(d);
+        return NULL;
+    }
+    if (conf->iothread) {
+        iothread_run_sync(conf->iothread, virtio_net_create_bhs, n);
+    } else {
+        virtio_net_create_bhs(n);
+    }
+    /* Until a driver says otherwise, a vnet peer's frames carry the
+     * header a virtio 1.x driver uses. */
+    virtio_net_set_host_hdr_len(n, VIRTIO_NET_HDR_LEN);
+    return &d->proxy.pci.qdev;
+}
+
+/* ---- -device virtio-net-pci ---- */
+
+typedef struct VirtIONetPCIOptions {
+    int32_t addr;
+    DeviceLink netdev;
+    DeviceLink iothread;
+    MACAddr mac;
+    bool mq;
+    uint16_t rx_queue_size;
+    uint16_t tx_queue_size;
+    uint16_t host_mtu;
+    bool feature[64];           /* by bit number: QEMU's on/off switches */
+    VirtIOPCIConf pci;
+} VirtIONetPCIOptions;
+
+#define FEATURE_PROP(name_, bit_) \
+    DEFINE_PROP_BOOL(name_, VirtIONetPCIOptions, feature[bit_], true, NULL)
+
+static const DeviceProperty virtio_net_pci_properties[] = {
+    DEFINE_PROP_PCI_DEVFN("addr", VirtIONetPCIOptions, addr),
+    DEFINE_PROP_LINK("netdev", DEVICE_PROP_NETDEV, VirtIONetPCIOptions, netdev),
+    DEFINE_PROP_LINK("iothread", DEVICE_PROP_IOTHREAD, VirtIONetPCIOptions, iothread),
+    DEFINE_PROP_MACADDR("mac", VirtIONetPCIOptions, mac),
+    DEFINE_PROP_BOOL("mq", VirtIONetPCIOptions, mq, false,
+                     "one queue pair per netdev queue (VIRTIO_NET_F_MQ)"),
+    DEFINE_PROP_UINT16("rx_queue_size", VirtIONetPCIOptions, rx_queue_size, 256,
+                       "entries per receive queue (a power of two, 256-1024)"),
+    DEFINE_PROP_UINT16("tx_queue_size", VirtIONetPCIOptions, tx_queue_size, 256,
+                       "entries per transmit queue (a power of two, 256-1024)"),
+    DEFINE_PROP_UINT16("host_mtu", VirtIONetPCIOptions, host_mtu, 0,
+                       "MTU offered to the guest (VIRTIO_NET_F_MTU); 0: none"),
+    DEFINE_VIRTIO_PCI_PROPERTIES(VirtIONetPCIOptions, pci),
+    FEATURE_PROP("csum", VIRTIO_NET_F_CSUM),
+    FEATURE_PROP("guest_csum", VIRTIO_NET_F_GUEST_CSUM),
+    FEATURE_PROP("guest_tso4", VIRTIO_NET_F_GUEST_TSO4),
+    FEATURE_PROP("guest_tso6", VIRTIO_NET_F_GUEST_TSO6),
+    FEATURE_PROP("guest_ecn", VIRTIO_NET_F_GUEST_ECN),
+    FEATURE_PROP("host_tso4", VIRTIO_NET_F_HOST_TSO4),
+    FEATURE_PROP("host_tso6", VIRTIO_NET_F_HOST_TSO6),
+    FEATURE_PROP("host_ecn", VIRTIO_NET_F_HOST_ECN),
+    FEATURE_PROP("mrg_rxbuf", VIRTIO_NET_F_MRG_RXBUF),
+    FEATURE_PROP("status", VIRTIO_NET_F_STATUS),
+    FEATURE_PROP("ctrl_vq", VIRTIO_NET_F_CTRL_VQ),
+    FEATURE_PROP("ctrl_rx", VIRTIO_NET_F_CTRL_RX),
+    FEATURE_PROP("ctrl_vlan", VIRTIO_NET_F_CTRL_VLAN),
+    FEATURE_PROP("ctrl_rx_extra", VIRTIO_NET_F_CTRL_RX_EXTRA),
+    FEATURE_PROP("ctrl_mac_addr", VIRTIO_NET_F_CTRL_MAC_ADDR),
+    FEATURE_PROP("guest_announce", VIRTIO_NET_F_GUEST_ANNOUNCE),
+};
+
+static QEMUDevice *virtio_net_pci_realize(const void *options, const DeviceBuses *buses,
+                                          Error **errp)
+{
+    const VirtIONetPCIOptions *o = options;
+    static const MACAddr unset;
+    VirtIONetConf conf = {
+        .netdev = o->netdev.backend, .mac = o->mac, .iothread = o->iothread.backend,
+        .mq = o->mq, .rx_queue_size = o->rx_queue_size, .tx_queue_size = o->tx_queue_size,
+        .host_mtu = o->host_mtu, .pci = &o->pci,
+    };
+    if (!memcmp(&conf.mac, &unset, sizeof(unset))) {
+        net_default_mac(&conf.mac);
+    }
+    for (unsigned bit = 0; bit < G_N_ELEMENTS(o->feature); bit++) {
+        conf.features |= o->feature[bit] ? VIRTIO_BIT(bit) : 0;
+    }
+    return virtio_net_pci_new(buses->pci, o->addr, &conf, errp);
+}
+
+const DeviceTypeInfo virtio_net_pci_type = {
+    .name = "virtio-net-pci",
+    .bus = DEVICE_BUS_PCI,
+    .category = DEVICE_CATEGORY_NETWORK,
+    .description = "virtio network device (transitional 1af4:1000, or 1af4:1041 with disable-legacy=on)",
+    DEVICE_PROPERTIES(virtio_net_pci_properties),
+    .options_size = sizeof(VirtIONetPCIOptions),
+    .realize = virtio_net_pci_realize,
+};

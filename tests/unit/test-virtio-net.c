@@ -1,0 +1,1047 @@
+/*
+ * virtio-net-pci end to end, as Linux's virtio_net drives it: the device
+ * realized on a fake netdev (a peer that records what it is sent and
+ * sends what the test gives it), its queues in the test's guest RAM, kicks
+ * through the notify region (served on the main loop, the device's
+ * context), interrupts through MSI-X. Features with and without a
+ * vnet-header peer; TX byte for byte, with the checksum the device
+ * completes checked by an independent sum; mergeable RX across buffers;
+ * flow control both ways; the control queue (RX modes, MAC table, VLAN,
+ * MQ); hostile chains; the link; the vhost-net seam.
+ */
+#include <string.h>
+#include <glib.h>
+#include "hw/irq.h"
+#include "hw/virtio/virtio-net.h"
+#include "net/net.h"
+#include "net/vnet-hdr.h"
+#include "qemu/log.h"
+#include "sysemu/iothread.h"
+#include "virtio-pci-driver.h"
+
+#define RAM_BASE        0x100000ULL
+#define RAM_SIZE        (4 << 20)
+#define RING_GPA(q)     (RAM_BASE + 0x1000 + (q) * 0x4000)
+#define TXHDR_GPA       (RAM_BASE + 0x40000)    /* 16 bytes per TX slot */
+#define CTRL_GPA        (RAM_BASE + 0x48000)
+#define TXBUF_GPA       (RAM_BASE + 0x50000)    /* 2 KiB per TX slot */
+#define RXBUF_GPA       (RAM_BASE + 0x200000)   /* 4 KiB per RX slot */
+#define QSIZE           256
+#define CTRL_QSIZE      64
+#define MAX_VQ          5
+
+#define F(bit)          VIRTIO_BIT(bit)
+#define ALL_FEATURES    UINT64_MAX
+#define ETH_HDR_END     14
+
+static const MACAddr test_mac = { { 0x52, 0x54, 0x00, 0xab, 0xcd, 0xef } };
+static uint8_t *ram;
+
+static uint8_t *gpa(uint64_t addr)
+{
+    return ram + (addr - RAM_BASE);
+}
+
+/* ---- interrupts: MSI-X messages counted by vector ---- */
+
+static unsigned msis[16];
+
+static void rec_set_level(void *opaque, unsigned gsi, bool level)
+{
+}
+
+static void rec_send_msi(void *opaque, uint64_t address, uint32_t data)
+{
+    g_assert_cmphex(address, ==, VPD_MSI_ADDRESS);
+    g_assert_cmpuint(data - VPD_MSI_DATA_BASE, <, G_N_ELEMENTS(msis));
+    msis[data - VPD_MSI_DATA_BASE]++;
+}
+
+static unsigned map_irq(unsigned slot, unsigned pin)
+{
+    return 16 + (slot + pin - 1) % 4;
+}
+
+/* ---- the fake netdev: one FakePeer per queue ---- */
+
+typedef struct FakePeer {
+    GPtrArray *frames;          /* GByteArray *: what the NIC sent */
+    bool refuse;                /* receive returns 0 */
+    bool vnet;                  /* has_vnet_hdr */
+    unsigned hdr_len;           /* as set_vnet_hdr_len left it */
+    NetOffloads offloads;
+    unsigned send_ready;        /* send_ready calls */
+} FakePeer;
+
+static ssize_t fake_receive(NetClientState *nc, const struct iovec *iov, int iovcnt)
+{
+    FakePeer *p = nc->opaque;
+    if (p->refuse) {
+        return 0;
+    }
+    GByteArray *frame = g_byte_array_new();
+    for (int i = 0; i < iovcnt; i++) {
+        g_byte_array_append(frame, iov[i].iov_base, iov[i].iov_len);
+    }
+    g_ptr_array_add(p->frames, frame);
+    return frame->len;
+}
+
+static void fake_send_ready(NetClientState *nc)
+{
+    ((FakePeer *)nc->opaque)->send_ready++;
+}
+
+static bool fake_has_vnet_hdr(NetClientState *nc)
+{
+    return ((FakePeer *)nc->opaque)->vnet;
+}
+
+static void fake_set_vnet_hdr_len(NetClientState *nc, unsigned len)
+{
+    ((FakePeer *)nc->opaque)->hdr_len = len;
+}
+
+static void fake_set_offload(NetClientState *nc, const NetOffloads *o)
+{
+    ((FakePeer *)nc->opaque)->offloads = *o;
+}
+
+static const NetClientInfo fake_info = {
+    .type = "fake",
+    .receive = fake_receive,
+    .send_ready = fake_send_ready,
+    .has_vnet_hdr = fake_has_vnet_hdr,
+    .set_vnet_hdr_len = fake_set_vnet_hdr_len,
+    .set_offload = fake_set_offload,
+};
+
+/* ---- the device ---- */
+
+typedef struct TestOptions {
+    bool vnet;                  /* the peer carries vnet headers */
+    bool iothread;              /* the device's context is an I/O thread's */
+    unsigned queues;            /* of the netdev; 0: 1 */
+    bool mq;
+    uint64_t driver_features;   /* 0: all the device offers */
+    uint16_t tx_queue_size;     /* 0: 256 */
+} TestOptions;
+
+typedef struct TestNet {
+    VirtioPCIDriver d;
+    QEMUDevice *qdev;
+    IOThread *iothread;
+    NetDev *netdev;
+    FakePeer peers[2];
+    TestVring vq[MAX_VQ];
+    unsigned next_desc[MAX_VQ];
+    unsigned nvq;               /* queues the driver set up */
+    unsigned ctrl;              /* the controlq's index */
+    uint64_t features;          /* negotiated */
+} TestNet;
+
+/* Linux's order: reset, features, MSI-X, queues, DRIVER_OK. */
+static void driver_init(TestNet *t, const TestOptions *o)
+{
+    VirtioPCIDriver *d = &t->d;
+    vpd_set_status(d, 0);
+    vpd_set_status(d, VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER);
+    uint64_t want = o->driver_features ? o->driver_features : ALL_FEATURES;
+    t->features = vpd_device_features(d) & want;
+    vpd_set_driver_features(d, t->features);
+    uint8_t s = VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER |
+                VIRTIO_CONFIG_S_FEATURES_OK;
+    vpd_set_status(d, s);
+    g_assert_cmphex(vpd_status(d), ==, s);
+    unsigned pairs = t->features & F(VIRTIO_NET_F_MQ) ? mem_read(d->device + 8, 2) : 1;
+    bool ctrl = t->features & F(VIRTIO_NET_F_CTRL_VQ);
+    t->nvq = 2 * pairs + ctrl;
+    t->ctrl = ctrl ? 2 * pairs : UINT_MAX;
+    vpd_enable_msix(d, t->nvq + 1);
+    for (unsigned q = 0; q < t->nvq; q++) {
+        uint16_t num = q == t->ctrl ? CTRL_QSIZE
+                       : q % 2 && o->tx_queue_size ? o->tx_queue_size : QSIZE;
+        tv_init(&t->vq[q], ram, RAM_BASE, num, RING_GPA(q));
+        t->next_desc[q] = 0;
+        vpd_setup_queue(d, q, &t->vq[q], q + 1);
+    }
+    vpd_set_status(d, s | VIRTIO_CONFIG_S_DRIVER_OK);
+    memset(msis, 0, sizeof(msis));
+}
+
+static TestNet *net_new(const TestOptions *o)
+{
+    TestNet *t = g_new0(TestNet, 1);
+    memset(ram, 0, RAM_SIZE);
+    unsigned nq = o->queues ? o->queues : 1;
+    Error *err = NULL;
+    t->netdev = netdev_new("fake", "n0", nq, &fake_info, &err);
+    g_assert_null(err);
+    for (unsigned i = 0; i < nq; i++) {
+        t->peers[i] = (FakePeer) { .frames = g_ptr_array_new_with_free_func(
+                                       (GDestroyNotify)g_byte_array_unref),
+                                   .vnet = o->vnet };
+        t->netdev->queues[i]->opaque = &t->peers[i];
+    }
+    if (o->iothread) {
+        t->iothread = iothread_new("vnet-io", &err);
+        g_assert_nonnull(t->iothread);
+    }
+    VirtIONetConf conf = {
+        .netdev = t->netdev, .mac = test_mac, .mq = o->mq, .rx_queue_size = 256,
+        .iothread = t->iothread,
+        .tx_queue_size = o->tx_queue_size ? o->tx_queue_size : 256, .features = ALL_FEATURES,
+    };
+    PCIBus *bus = pci_bus_new(map_irq);
+    t->qdev = virtio_net_pci_new(bus, -1, &conf, &err);
+    g_assert_null(err);
+    vpd_attach(&t->d, bus, ((PCIDevice *)t->qdev)->devfn);
+    driver_init(t, o);
+    return t;
+}
+
+/* Decoding off (the BARs leave the address space), reset, the netdev gone. */
+static void net_free(TestNet *t)
+{
+    vpd_cfg_write(&t->d, PCI_COMMAND, 0, 2);
+    device_lock(t->qdev);
+    t->qdev->reset(t->qdev);
+    device_unlock(t->qdev);
+    vpd_settle();
+    if (t->iothread) {
+        iothread_free(t->iothread);
+    }
+    for (unsigned i = 0; i < t->netdev->num_queues; i++) {
+        g_ptr_array_unref(t->peers[i].frames);
+    }
+    netdevs_free_all();
+    g_free(t);
+}
+
+static bool needs_reset(TestNet *t)
+{
+    return vpd_status(&t->d) & VIRTIO_CONFIG_S_NEEDS_RESET;
+}
+
+/* ---- the driver's chains ---- */
+
+static unsigned take_desc(TestNet *t, unsigned q, unsigned n)
+{
+    unsigned first = t->next_desc[q];
+    t->next_desc[q] = (first + n) % t->vq[q].num;
+    return first;
+}
+
+/*
+ * A TX chain on queue q: the header in its own descriptor, the frame in
+ * two; kicked. The frame is copied to slot's buffer.
+ */
+static uint16_t post_tx(TestNet *t, unsigned q, const VirtIONetHdr *hdr, unsigned hdr_len,
+                        const uint8_t *frame, size_t len, unsigned slot)
+{
+    TestVring *tv = &t->vq[q];
+    uint16_t d = take_desc(t, q, 3);
+    uint64_t hgpa = TXHDR_GPA + 16 * slot, fgpa = TXBUF_GPA + 2048 * slot;
+    memcpy(gpa(hgpa), hdr, hdr_len);
+    memcpy(gpa(fgpa), frame, len);
+    tv_desc(tv, d, hgpa, hdr_len, VRING_DESC_F_NEXT, (d + 1) % tv->num);
+    tv_desc(tv, (d + 1) % tv->num, fgpa, len / 2, VRING_DESC_F_NEXT, (d + 2) % tv->num);
+    tv_desc(tv, (d + 2) % tv->num, fgpa + len / 2, len - len / 2, 0, 0);
+    tv_publish(tv, d);
+    return d;
+}
+
+/* An RX buffer of len bytes (one writable descriptor) at slot. */
+static uint16_t post_rx(TestNet *t, unsigned q, unsigned slot, uint32_t len)
+{
+    uint16_t d = take_desc(t, q, 1);
+    memset(gpa(RXBUF_GPA + 4096 * slot), 0xee, len);
+    tv_desc(&t->vq[q], d, RXBUF_GPA + 4096 * slot, len, VRING_DESC_F_WRITE, 0);
+    tv_publish(&t->vq[q], d);
+    return d;
+}
+
+/* Kick queue q after publishing from old_idx, only if the device asked
+ * for it: Linux never kicks otherwise (its control commands then spin
+ * for an answer that never comes). */
+static void kick_as_linux(TestNet *t, unsigned q, uint16_t old_idx)
+{
+    vpd_kick_if_needed(&t->d, q, &t->vq[q], old_idx, t->features & F(VIRTIO_F_RING_EVENT_IDX));
+}
+
+static unsigned used_count(TestNet *t, unsigned q)
+{
+    return (uint16_t)(tv_used_idx(&t->vq[q]) - t->vq[q].used_seen);
+}
+
+/* A control command with data; returns the ack (0xee: none written). */
+static uint8_t ctrl_cmd(TestNet *t, uint8_t class, uint8_t cmd, const void *data, size_t len)
+{
+    unsigned q = t->ctrl;
+    TestVring *tv = &t->vq[q];
+    uint16_t d = take_desc(t, q, 3), old = tv->avail_idx;
+    uint8_t *c = gpa(CTRL_GPA);
+    c[0] = class;
+    c[1] = cmd;
+    if (len) {
+        memcpy(c + 16, data, len);
+    }
+    c[0x1000] = 0xee;
+    tv_desc(tv, d, CTRL_GPA, 2, VRING_DESC_F_NEXT, (d + 1) % tv->num);
+    tv_desc(tv, (d + 1) % tv->num, CTRL_GPA + 16, len, VRING_DESC_F_NEXT, (d + 2) % tv->num);
+    tv_desc(tv, (d + 2) % tv->num, CTRL_GPA + 0x1000, 1, VRING_DESC_F_WRITE, 0);
+    tv_publish(tv, d);
+    kick_as_linux(t, q, old);
+    vpd_settle();
+    VRingUsedElem used = { 0 };
+    g_assert_true(tv_take_used(tv, &used));
+    g_assert_cmpuint(used.id, ==, d);
+    g_assert_cmpuint(used.len, ==, 1);
+    return c[0x1000];
+}
+
+/* ---- frames ---- */
+
+/* An Ethernet frame to dst of len bytes (IPv4 ethertype, patterned). */
+static void make_frame(uint8_t *f, size_t len, const uint8_t *dst, unsigned seed)
+{
+    static const uint8_t src[6] = { 0x02, 0, 0, 0, 0, 0x01 };
+    memcpy(f, dst, 6);
+    memcpy(f + 6, src, 6);
+    f[12] = 0x08;
+    f[13] = 0x00;
+    for (size_t i = ETH_HDR_END; i < len; i++) {
+        f[i] = (uint8_t)(i * 7 + seed);
+    }
+}
+
+/* An independent Internet checksum: every 16-bit big-endian word summed
+ * in 64 bits, folded once at the end. */
+static uint16_t ref_sum(const uint8_t *p, size_t len, uint64_t acc)
+{
+    for (size_t i = 0; i < len; i++) {
+        acc += i % 2 ? p[i] : (uint64_t)p[i] << 8;
+    }
+    while (acc >> 16) {
+        acc = (acc & 0xffff) + (acc >> 16);
+    }
+    return acc;
+}
+
+static size_t send_to_nic(TestNet *t, unsigned queue, const uint8_t *f, size_t len)
+{
+    return net_send_buf(t->netdev->queues[queue], f, len);
+}
+
+/* ---- tests ---- */
+
+static const uint64_t base_features =
+    F(VIRTIO_F_VERSION_1) | F(VIRTIO_F_RING_EVENT_IDX) | F(VIRTIO_F_RING_INDIRECT_DESC) |
+    F(VIRTIO_NET_F_CSUM) | F(VIRTIO_NET_F_MAC) | F(VIRTIO_NET_F_MRG_RXBUF) |
+    F(VIRTIO_NET_F_STATUS) | F(VIRTIO_NET_F_CTRL_VQ) | F(VIRTIO_NET_F_CTRL_RX) |
+    F(VIRTIO_NET_F_CTRL_VLAN) | F(VIRTIO_NET_F_CTRL_RX_EXTRA) |
+    F(VIRTIO_NET_F_GUEST_ANNOUNCE) | F(VIRTIO_NET_F_CTRL_MAC_ADDR);
+static const uint64_t vnet_features =
+    F(VIRTIO_NET_F_GUEST_CSUM) | F(VIRTIO_NET_F_GUEST_TSO4) | F(VIRTIO_NET_F_GUEST_TSO6) |
+    F(VIRTIO_NET_F_GUEST_ECN) | F(VIRTIO_NET_F_HOST_TSO4) | F(VIRTIO_NET_F_HOST_TSO6) |
+    F(VIRTIO_NET_F_HOST_ECN);
+
+/* A peer without vnet headers (user, socket): CSUM but no TSO and no
+ * guest offloads; the configuration's MAC, link and pairs. */
+static void test_features_plain_peer(void)
+{
+    TestNet *t = net_new(&(TestOptions) { 0 });
+    uint16_t device_id = vpd_cfg_read(&t->d, PCI_DEVICE_ID, 2);
+    /* Modern (1041), or transitional (1000) once the legacy BAR is in. */
+    g_assert_true(device_id == 0x1041 || device_id == 0x1000);
+    g_assert_cmphex(vpd_cfg_read(&t->d, PCI_REVISION_ID, 4) >> 8, ==, 0x020000);
+    g_assert_cmphex(vpd_device_features(&t->d), ==, base_features);
+    for (unsigned i = 0; i < 6; i++) {
+        g_assert_cmphex(mem_read(t->d.device + i, 1), ==, test_mac.a[i]);
+    }
+    g_assert_cmphex(mem_read(t->d.device + 6, 2), ==, VIRTIO_NET_S_LINK_UP);
+    g_assert_cmpuint(mem_read(t->d.device + 8, 2), ==, 1);
+    g_assert_cmpuint(vpd_common_read(&t->d, VIRTIO_PCI_COMMON_NUMQ, 2), ==, 3);
+    g_assert_cmpuint(t->peers[0].hdr_len, ==, 0);
+    /* The driver cannot change the MAC in the configuration (VERSION_1). */
+    mem_write(t->d.device, 0x11, 1);
+    g_assert_cmphex(mem_read(t->d.device, 1), ==, test_mac.a[0]);
+    net_free(t);
+}
+
+/* A tap-like peer: the offloads too; at DRIVER_OK the peer learns the
+ * header length and the guest's offloads, and loses them at reset. */
+static void test_features_vnet_peer(void)
+{
+    TestNet *t = net_new(&(TestOptions) { .vnet = true,
+        .driver_features = ALL_FEATURES & ~F(VIRTIO_NET_F_GUEST_TSO6) });
+    g_assert_cmphex(vpd_device_features(&t->d), ==, base_features | vnet_features);
+    FakePeer *p = &t->peers[0];
+    g_assert_cmpuint(p->hdr_len, ==, VIRTIO_NET_HDR_LEN);
+    g_assert_true(p->offloads.csum && p->offloads.tso4 && p->offloads.ecn);
+    g_assert_false(p->offloads.tso6 || p->offloads.ufo);
+    vpd_set_status(&t->d, 0);
+    g_assert_false(p->offloads.csum || p->offloads.tso4 || p->offloads.ecn);
+    net_free(t);
+}
+
+/* A UDP/IPv4 frame with the checksum left to the device, to a peer
+ * without vnet headers: the header is stripped and the checksum is the
+ * one an independent sum over the pseudo-header and datagram gives. */
+static void test_tx_checksum_completed(void)
+{
+    TestNet *t = net_new(&(TestOptions) { 0 });
+    enum { LEN = 301, IP = 14, UDP = 34 };
+    uint8_t f[LEN];
+    make_frame(f, LEN, (const uint8_t[6]) { 0x02, 0, 0, 0, 0, 0x02 }, 3);
+    f[IP] = 0x45;
+    f[IP + 9] = 17;                             /* UDP */
+    f[UDP + 4] = (LEN - UDP) >> 8;              /* UDP length */
+    f[UDP + 5] = (uint8_t)(LEN - UDP);
+    /* As Linux leaves it: the pseudo-header sum, not complemented, in
+     * the checksum field. */
+    uint8_t pseudo[12];
+    memcpy(pseudo, f + IP + 12, 8);             /* source and destination */
+    pseudo[8] = 0;
+    pseudo[9] = 17;
+    pseudo[10] = (LEN - UDP) >> 8;
+    pseudo[11] = (uint8_t)(LEN - UDP);
+    uint16_t seed = ref_sum(pseudo, sizeof(pseudo), 0);
+    f[UDP + 6] = seed >> 8;
+    f[UDP + 7] = (uint8_t)seed;
+    VirtIONetHdr hdr = { .flags = VIRTIO_NET_HDR_F_NEEDS_CSUM, .csum_start = UDP,
+                         .csum_offset = 6 };
+    uint16_t head = post_tx(t, 1, &hdr, sizeof(hdr), f, LEN, 0);
+    vpd_kick(&t->d, 1);
+    vpd_settle();
+    VRingUsedElem used = { 0 };
+    g_assert_true(tv_take_used(&t->vq[1], &used));
+    g_assert_cmpuint(used.id, ==, head);
+    g_assert_cmpuint(msis[2], ==, 1);
+    GPtrArray *frames = t->peers[0].frames;
+    g_assert_cmpuint(frames->len, ==, 1);
+    GByteArray *out = g_ptr_array_index(frames, 0);
+    g_assert_cmpuint(out->len, ==, LEN);
+    /* Every byte as sent but the checksum field... */
+    g_assert_cmpmem(out->data, UDP + 6, f, UDP + 6);
+    g_assert_cmpmem(out->data + UDP + 8, LEN - UDP - 8, f + UDP + 8, LEN - UDP - 8);
+    /* ...which is the complement of the sum with the field zeroed. */
+    f[UDP + 6] = f[UDP + 7] = 0;
+    uint16_t expected = ~ref_sum(f + UDP, LEN - UDP, ref_sum(pseudo, sizeof(pseudo), 0));
+    g_assert_cmphex(out->data[UDP + 6] << 8 | out->data[UDP + 7], ==, expected);
+    g_assert_false(needs_reset(t));
+    net_free(t);
+}
+
+/* To a vnet peer the chain goes out whole: the header, then the frame. */
+static void test_tx_vnet_header_kept(void)
+{
+    TestNet *t = net_new(&(TestOptions) { .vnet = true });
+    uint8_t f[1514];
+    make_frame(f, sizeof(f), (const uint8_t[6]) { 0x02, 0, 0, 0, 0, 0x02 }, 1);
+    VirtIONetHdr hdr = { .flags = VIRTIO_NET_HDR_F_NEEDS_CSUM,
+                         .gso_type = VIRTIO_NET_HDR_GSO_TCPV4, .hdr_len = 54,
+                         .gso_size = 1448, .csum_start = 34, .csum_offset = 16 };
+    post_tx(t, 1, &hdr, sizeof(hdr), f, sizeof(f), 0);
+    vpd_kick(&t->d, 1);
+    vpd_settle();
+    GByteArray *out = g_ptr_array_index(t->peers[0].frames, 0);
+    g_assert_cmpuint(out->len, ==, sizeof(hdr) + sizeof(f));
+    g_assert_cmpmem(out->data, sizeof(hdr), &hdr, sizeof(hdr));
+    g_assert_cmpmem(out->data + sizeof(hdr), sizeof(f), f, sizeof(f));
+    net_free(t);
+}
+
+/* n minimal frames with an empty header on transmitq q, then a kick if
+ * the device asks for one. */
+static void tx_small_frames(TestNet *t, unsigned q, unsigned n)
+{
+    uint8_t f[60];
+    make_frame(f, sizeof(f), test_mac.a, 2);
+    VirtIONetHdr hdr = { 0 };
+    uint16_t old = t->vq[q].avail_idx;
+    for (unsigned i = 0; i < n; i++) {
+        post_tx(t, q, &hdr, sizeof(hdr), f, sizeof(f), i % 16);
+    }
+    kick_as_linux(t, q, old);
+}
+
+/* The peer refuses: the chain stays with the device until send_ready. */
+static void test_tx_flow_control(void)
+{
+    TestNet *t = net_new(&(TestOptions) { 0 });
+    FakePeer *p = &t->peers[0];
+    p->refuse = true;
+    tx_small_frames(t, 1, 2);
+    vpd_settle();
+    g_assert_cmpuint(used_count(t, 1), ==, 0);
+    p->refuse = false;
+    net_client_receive_ready(t->netdev->queues[0]);    /* the peer can take frames */
+    vpd_settle();
+    g_assert_cmpuint(used_count(t, 1), ==, 2);
+    g_assert_cmpuint(p->frames->len, ==, 2);
+    net_free(t);
+}
+
+/* A kick's work is bounded: 256 frames, then a bottom half. */
+static void test_tx_burst_bounded(void)
+{
+    TestNet *t = net_new(&(TestOptions) { .tx_queue_size = 1024 });
+    FakePeer *p = &t->peers[0];
+    tx_small_frames(t, 1, 300);
+    g_main_context_iteration(main_loop_context(), TRUE);    /* the kick: one burst */
+    g_assert_cmpuint(p->frames->len, ==, 256);
+    vpd_settle();                                           /* the bottom half */
+    g_assert_cmpuint(p->frames->len, ==, 300);
+    g_assert_cmpuint(used_count(t, 1), ==, 300);
+    net_free(t);
+}
+
+/* A frame across three mergeable buffers: num_buffers 3, published
+ * together, the bytes in order behind the header. */
+static void test_rx_mergeable(void)
+{
+    TestNet *t = net_new(&(TestOptions) { 0 });
+    uint16_t heads[3];
+    for (unsigned i = 0; i < 3; i++) {
+        heads[i] = post_rx(t, 0, i, 1000);
+    }
+    vpd_kick(&t->d, 0);
+    vpd_settle();
+    uint8_t f[2500];
+    make_frame(f, sizeof(f), test_mac.a, 5);
+    g_assert_cmpuint(send_to_nic(t, 0, f, sizeof(f)), ==, sizeof(f));
+    vpd_settle();       /* the vector's notifier */
+    g_assert_cmpuint(used_count(t, 0), ==, 3);
+    uint8_t got[12 + 2500];
+    uint32_t lens[3] = { 1000, 1000, 512 };
+    size_t off = 0;
+    for (unsigned i = 0; i < 3; i++) {
+        VRingUsedElem used = { 0 };
+        g_assert_true(tv_take_used(&t->vq[0], &used));
+        g_assert_cmpuint(used.id, ==, heads[i]);
+        g_assert_cmpuint(used.len, ==, lens[i]);
+        memcpy(got + off, gpa(RXBUF_GPA + 4096 * i), used.len);
+        off += used.len;
+    }
+    VirtIONetHdr hdr;
+    memcpy(&hdr, got, sizeof(hdr));
+    g_assert_cmpuint(hdr.num_buffers, ==, 3);
+    g_assert_cmpuint(hdr.flags, ==, 0);
+    g_assert_cmpuint(hdr.gso_type, ==, VIRTIO_NET_HDR_GSO_NONE);
+    g_assert_cmpmem(got + 12, sizeof(f), f, sizeof(f));
+    g_assert_cmpuint(msis[1], ==, 1);
+    net_free(t);
+}
+
+/* Not enough buffers: 0, nothing used, a kick asked for; the driver's
+ * kick after adding one wakes the peer; the frame then spans the kept
+ * and the new one. */
+static void test_rx_no_buffers_then_kick(void)
+{
+    TestNet *t = net_new(&(TestOptions) { 0 });
+    uint8_t f[1400];
+    make_frame(f, sizeof(f), test_mac.a, 9);
+    g_assert_cmpuint(send_to_nic(t, 0, f, sizeof(f)), ==, 0);
+    uint16_t first = post_rx(t, 0, 0, 1000);
+    kick_as_linux(t, 0, 0);
+    vpd_settle();
+    g_assert_cmpuint(t->peers[0].send_ready, ==, 1);
+    g_assert_cmpuint(send_to_nic(t, 0, f, sizeof(f)), ==, 0);  /* 1000 < 12 + 1400 */
+    g_assert_cmpuint(used_count(t, 0), ==, 0);
+    post_rx(t, 0, 1, 1000);
+    kick_as_linux(t, 0, 1);
+    vpd_settle();
+    g_assert_cmpuint(t->peers[0].send_ready, ==, 2);
+    g_assert_cmpuint(send_to_nic(t, 0, f, sizeof(f)), ==, sizeof(f));
+    VRingUsedElem used = { 0 };
+    g_assert_true(tv_take_used(&t->vq[0], &used));
+    g_assert_cmpuint(used.id, ==, first);
+    g_assert_cmpuint(((VirtIONetHdr *)gpa(RXBUF_GPA))->num_buffers, ==, 2);
+    g_assert_cmpmem(gpa(RXBUF_GPA + 4096) , 412, f + 988, 412);
+    net_free(t);
+}
+
+/* Without MRG_RXBUF a frame must fit one buffer; a vnet peer's header
+ * reaches the driver as the peer wrote it. */
+static void test_rx_single_buffer_vnet(void)
+{
+    TestNet *t = net_new(&(TestOptions) { .vnet = true,
+        .driver_features = ALL_FEATURES & ~F(VIRTIO_NET_F_MRG_RXBUF) });
+    post_rx(t, 0, 0, 600);
+    post_rx(t, 0, 1, 2048);
+    vpd_kick(&t->d, 0);
+    vpd_settle();
+    uint8_t f[12 + 1000];
+    VirtIONetHdr hdr = { .flags = VIRTIO_NET_HDR_F_DATA_VALID, .num_buffers = 0 };
+    memcpy(f, &hdr, sizeof(hdr));
+    make_frame(f + 12, 1000, test_mac.a, 4);
+    /* Too big for the first buffer: dropped (the buffer is kept). */
+    g_assert_cmpuint(send_to_nic(t, 0, f, sizeof(f)), ==, sizeof(f));
+    g_assert_cmpuint(used_count(t, 0), ==, 0);
+    /* A small one takes the first buffer, the next big one the second. */
+    g_assert_cmpuint(send_to_nic(t, 0, f, 12 + 500), ==, 12 + 500);
+    g_assert_cmpuint(send_to_nic(t, 0, f, sizeof(f)), ==, sizeof(f));
+    VRingUsedElem used = { 0 };
+    g_assert_true(tv_take_used(&t->vq[0], &used));
+    g_assert_cmpuint(used.len, ==, 12 + 500);
+    g_assert_true(tv_take_used(&t->vq[0], &used));
+    g_assert_cmpuint(used.len, ==, sizeof(f));
+    VirtIONetHdr *got = (VirtIONetHdr *)gpa(RXBUF_GPA + 4096);
+    g_assert_cmpuint(got->flags, ==, VIRTIO_NET_HDR_F_DATA_VALID);
+    g_assert_cmpuint(got->num_buffers, ==, 1);
+    g_assert_cmpmem(gpa(RXBUF_GPA + 4096 + 12), 1000, f + 12, 1000);
+    net_free(t);
+}
+
+/* Deliver one frame to dst; true if the driver got it. */
+static bool delivered(TestNet *t, const uint8_t *dst, bool vlan, uint16_t vid)
+{
+    static unsigned slot;
+    uint8_t f[100];
+    make_frame(f, sizeof(f), dst, 0);
+    if (vlan) {
+        f[12] = 0x81;
+        f[13] = 0x00;
+        f[14] = vid >> 8;
+        f[15] = (uint8_t)vid;
+    }
+    post_rx(t, 0, slot++ % 32, 2048);
+    vpd_kick(&t->d, 0);
+    vpd_settle();
+    g_assert_cmpuint(send_to_nic(t, 0, f, sizeof(f)), ==, sizeof(f));
+    VRingUsedElem used = { 0 };
+    bool got = tv_take_used(&t->vq[0], &used);
+    if (!got) {
+        /* The buffer stays the device's: give the next frame one less. */
+        t->next_desc[0] = (t->next_desc[0] + t->vq[0].num - 1) % t->vq[0].num;
+        t->vq[0].avail_idx--;
+        tv_set_avail_idx(&t->vq[0], t->vq[0].avail_idx);
+    }
+    return got;
+}
+
+static void test_ctrl_rx_filter(void)
+{
+    TestNet *t = net_new(&(TestOptions) { 0 });
+    const uint8_t other[6] = { 0x02, 0x11, 0x22, 0x33, 0x44, 0x55 };
+    const uint8_t mcast[6] = { 0x01, 0x00, 0x5e, 0x00, 0x00, 0x01 };
+    const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+    uint8_t on = 1, off = 0;
+    /* Promiscuous after reset, as QEMU. */
+    g_assert_true(delivered(t, other, false, 0));
+    g_assert_cmpuint(ctrl_cmd(t, VIRTIO_NET_CTRL_RX, VIRTIO_NET_CTRL_RX_PROMISC, &off, 1), ==,
+                     VIRTIO_NET_OK);
+    g_assert_false(delivered(t, other, false, 0));
+    g_assert_true(delivered(t, test_mac.a, false, 0));
+    g_assert_true(delivered(t, bcast, false, 0));
+    g_assert_false(delivered(t, mcast, false, 0));
+    /* The tables: one unicast (other), one multicast (mcast). */
+    uint8_t table[4 + 6 + 4 + 6] = { 1, 0, 0, 0 };
+    memcpy(table + 4, other, 6);
+    table[10] = 1;
+    memcpy(table + 14, mcast, 6);
+    g_assert_cmpuint(ctrl_cmd(t, VIRTIO_NET_CTRL_MAC, VIRTIO_NET_CTRL_MAC_TABLE_SET, table,
+                              sizeof(table)), ==, VIRTIO_NET_OK);
+    g_assert_true(delivered(t, other, false, 0));
+    g_assert_true(delivered(t, mcast, false, 0));
+    /* A malformed table (a count past the data) changes nothing. */
+    table[0] = 9;
+    g_assert_cmpuint(ctrl_cmd(t, VIRTIO_NET_CTRL_MAC, VIRTIO_NET_CTRL_MAC_TABLE_SET, table,
+                              sizeof(table)), ==, VIRTIO_NET_ERR);
+    g_assert_true(delivered(t, other, false, 0));
+    /* NOBCAST and ALLMULTI (CTRL_RX_EXTRA). */
+    g_assert_cmpuint(ctrl_cmd(t, VIRTIO_NET_CTRL_RX, VIRTIO_NET_CTRL_RX_NOBCAST, &on, 1), ==,
+                     VIRTIO_NET_OK);
+    g_assert_false(delivered(t, bcast, false, 0));
+    const uint8_t mcast2[6] = { 0x33, 0x33, 0, 0, 0, 1 };
+    g_assert_false(delivered(t, mcast2, false, 0));
+    g_assert_cmpuint(ctrl_cmd(t, VIRTIO_NET_CTRL_RX, VIRTIO_NET_CTRL_RX_ALLMULTI, &on, 1), ==,
+                     VIRTIO_NET_OK);
+    g_assert_true(delivered(t, mcast2, false, 0));
+    /* The primary address moves (CTRL_MAC_ADDR) and the config shows it. */
+    g_assert_cmpuint(ctrl_cmd(t, VIRTIO_NET_CTRL_MAC, VIRTIO_NET_CTRL_MAC_ADDR_SET, bcast + 1,
+                              5), ==, VIRTIO_NET_ERR);
+    const uint8_t newmac[6] = { 0x52, 0x54, 0, 0, 0, 0x99 };
+    g_assert_cmpuint(ctrl_cmd(t, VIRTIO_NET_CTRL_MAC, VIRTIO_NET_CTRL_MAC_ADDR_SET, newmac, 6),
+                     ==, VIRTIO_NET_OK);
+    g_assert_cmphex(mem_read(t->d.device + 5, 1), ==, 0x99);
+    g_assert_true(delivered(t, newmac, false, 0));
+    g_assert_false(delivered(t, test_mac.a, false, 0));
+    /* VLAN: a tagged frame only once its VID is added. */
+    uint16_t vid = 100;
+    g_assert_false(delivered(t, newmac, true, vid));
+    g_assert_cmpuint(ctrl_cmd(t, VIRTIO_NET_CTRL_VLAN, VIRTIO_NET_CTRL_VLAN_ADD, &vid, 2), ==,
+                     VIRTIO_NET_OK);
+    g_assert_true(delivered(t, newmac, true, vid));
+    g_assert_cmpuint(ctrl_cmd(t, VIRTIO_NET_CTRL_VLAN, VIRTIO_NET_CTRL_VLAN_DEL, &vid, 2), ==,
+                     VIRTIO_NET_OK);
+    g_assert_false(delivered(t, newmac, true, vid));
+    vid = 4096;
+    g_assert_cmpuint(ctrl_cmd(t, VIRTIO_NET_CTRL_VLAN, VIRTIO_NET_CTRL_VLAN_ADD, &vid, 2), ==,
+                     VIRTIO_NET_ERR);
+    /* Unknown classes and commands, and wrong lengths: ERR. */
+    g_assert_cmpuint(ctrl_cmd(t, 99, 0, NULL, 0), ==, VIRTIO_NET_ERR);
+    g_assert_cmpuint(ctrl_cmd(t, VIRTIO_NET_CTRL_RX, 77, &on, 1), ==, VIRTIO_NET_ERR);
+    g_assert_cmpuint(ctrl_cmd(t, VIRTIO_NET_CTRL_RX, VIRTIO_NET_CTRL_RX_PROMISC, table, 2), ==,
+                     VIRTIO_NET_ERR);
+    g_assert_cmpuint(ctrl_cmd(t, VIRTIO_NET_CTRL_ANNOUNCE, VIRTIO_NET_CTRL_ANNOUNCE_ACK, NULL,
+                              0), ==, VIRTIO_NET_OK);
+    /* MQ was not offered (one queue): VQ_PAIRS_SET is refused. */
+    uint16_t pairs = 1;
+    g_assert_cmpuint(ctrl_cmd(t, VIRTIO_NET_CTRL_MQ, VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET, &pairs, 2),
+                     ==, VIRTIO_NET_ERR);
+    /* Reset: promiscuous again, the permanent MAC back. */
+    driver_init(t, &(TestOptions) { 0 });
+    g_assert_cmphex(mem_read(t->d.device + 5, 1), ==, test_mac.a[5]);
+    g_assert_true(delivered(t, other, false, 0));
+    g_assert_false(needs_reset(t));
+    net_free(t);
+}
+
+/* Two netdev queues with mq=on: two pairs, the controlq at 4; the second
+ * pair takes frames only once the driver sets two pairs in use. */
+static void test_multiqueue(void)
+{
+    TestNet *t = net_new(&(TestOptions) { .queues = 2, .mq = true });
+    g_assert_true(t->features & F(VIRTIO_NET_F_MQ));
+    g_assert_cmpuint(mem_read(t->d.device + 8, 2), ==, 2);
+    g_assert_cmpuint(vpd_common_read(&t->d, VIRTIO_PCI_COMMON_NUMQ, 2), ==, 5);
+    g_assert_cmpuint(t->ctrl, ==, 4);
+    post_rx(t, 2, 0, 2048);
+    vpd_kick(&t->d, 2);
+    vpd_settle();
+    uint8_t f[200];
+    make_frame(f, sizeof(f), test_mac.a, 6);
+    g_assert_cmpuint(send_to_nic(t, 1, f, sizeof(f)), ==, 0);  /* pair 1 not in use */
+    uint16_t pairs = 3;
+    g_assert_cmpuint(ctrl_cmd(t, VIRTIO_NET_CTRL_MQ, VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET, &pairs, 2),
+                     ==, VIRTIO_NET_ERR);
+    pairs = 2;
+    g_assert_cmpuint(ctrl_cmd(t, VIRTIO_NET_CTRL_MQ, VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET, &pairs, 2),
+                     ==, VIRTIO_NET_OK);
+    g_assert_cmpuint(t->peers[1].send_ready, ==, 1);
+    g_assert_cmpuint(send_to_nic(t, 1, f, sizeof(f)), ==, sizeof(f));
+    g_assert_cmpuint(used_count(t, 2), ==, 1);
+    g_assert_cmpuint(used_count(t, 0), ==, 0);
+    /* TX on pair 1 goes to netdev queue 1. */
+    VirtIONetHdr hdr = { 0 };
+    post_tx(t, 3, &hdr, sizeof(hdr), f, sizeof(f), 0);
+    vpd_kick(&t->d, 3);
+    vpd_settle();
+    g_assert_cmpuint(t->peers[1].frames->len, ==, 1);
+    g_assert_cmpuint(t->peers[0].frames->len, ==, 0);
+    g_assert_cmpuint(msis[4], ==, 1);   /* queue 3's vector */
+    /* A driver without MQ: one pair, the controlq at 2. */
+    driver_init(t, &(TestOptions) { .driver_features = ALL_FEATURES & ~F(VIRTIO_NET_F_MQ) });
+    g_assert_cmpuint(t->ctrl, ==, 2);
+    uint8_t off = 0;
+    g_assert_cmpuint(ctrl_cmd(t, VIRTIO_NET_CTRL_RX, VIRTIO_NET_CTRL_RX_PROMISC, &off, 1), ==,
+                     VIRTIO_NET_OK);
+    net_free(t);
+}
+
+/* What a driver must not do, each ending in NEEDS_RESET, and a device
+ * that works again after a reset. */
+typedef void HostileChain(TestNet *t);
+
+static void tx_without_header(TestNet *t)
+{
+    tv_desc(&t->vq[1], 0, TXHDR_GPA, 6, 0, 0);
+    tv_publish(&t->vq[1], 0);
+    vpd_kick(&t->d, 1);
+}
+
+/* A zeroed 60-byte frame behind hdr on transmitq 0, kicked. */
+static void tx_with_header(TestNet *t, VirtIONetHdr hdr)
+{
+    uint8_t f[60] = { 0 };
+    post_tx(t, 1, &hdr, sizeof(hdr), f, sizeof(f), 0);
+    vpd_kick(&t->d, 1);
+}
+
+static void tx_csum_past_frame(TestNet *t)
+{
+    tx_with_header(t, (VirtIONetHdr) { .flags = VIRTIO_NET_HDR_F_NEEDS_CSUM, .csum_start = 50,
+                                       .csum_offset = 9 });
+}
+
+static void tx_gso_without_size(TestNet *t)
+{
+    tx_with_header(t, (VirtIONetHdr) { .flags = VIRTIO_NET_HDR_F_NEEDS_CSUM,
+                                       .gso_type = VIRTIO_NET_HDR_GSO_TCPV4,
+                                       .csum_start = 34, .csum_offset = 16 });
+}
+
+static void tx_gso_not_offered(TestNet *t)
+{
+    tx_with_header(t, (VirtIONetHdr) { .flags = VIRTIO_NET_HDR_F_NEEDS_CSUM,
+                                       .gso_type = VIRTIO_NET_HDR_GSO_UDP, .gso_size = 100,
+                                       .csum_start = 34, .csum_offset = 6 });
+}
+
+static void rx_readable_buffer(TestNet *t)
+{
+    tv_desc(&t->vq[0], 0, RXBUF_GPA, 1000, 0, 0);
+    tv_publish(&t->vq[0], 0);
+    vpd_kick(&t->d, 0);
+    uint8_t f[100];
+    make_frame(f, sizeof(f), test_mac.a, 1);
+    send_to_nic(t, 0, f, sizeof(f));
+}
+
+static void ctrl_without_ack(TestNet *t)
+{
+    tv_desc(&t->vq[2], 0, CTRL_GPA, 2, 0, 0);
+    tv_publish(&t->vq[2], 0);
+    vpd_kick(&t->d, 2);
+}
+
+static void test_hostile_chains(void)
+{
+    static HostileChain *const cases[] = {
+        tx_without_header, tx_csum_past_frame, tx_gso_without_size, tx_gso_not_offered,
+        rx_readable_buffer, ctrl_without_ack,
+    };
+    TestNet *t = net_new(&(TestOptions) { .vnet = true });
+    for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
+        cases[i](t);
+        vpd_settle();
+        g_assert_true(needs_reset(t));
+        g_assert_cmpuint(msis[0], ==, 1);       /* the configuration vector */
+        driver_init(t, &(TestOptions) { .vnet = true });
+    }
+    /* A short control command is refused, not fatal. */
+    g_assert_cmpuint(ctrl_cmd(t, VIRTIO_NET_CTRL_MQ, VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET, NULL, 0),
+                     ==, VIRTIO_NET_ERR);
+    tx_small_frames(t, 1, 1);
+    vpd_settle();
+    g_assert_cmpuint(t->peers[0].frames->len, ==, 1);
+    g_assert_false(needs_reset(t));
+    net_free(t);
+}
+
+/* set_link: the status follows, with a configuration interrupt; the
+ * link back up asks for an announcement. */
+static void test_link(void)
+{
+    TestNet *t = net_new(&(TestOptions) { 0 });
+    net_client_set_link(t->netdev->queues[0], false);
+    vpd_settle();
+    g_assert_cmphex(mem_read(t->d.device + 6, 2), ==, 0);
+    g_assert_cmpuint(msis[0], ==, 1);
+    /* Frames sent while it is down go nowhere (but are taken). */
+    tx_small_frames(t, 1, 1);
+    vpd_settle();
+    g_assert_cmpuint(used_count(t, 1), ==, 1);
+    g_assert_cmpuint(t->peers[0].frames->len, ==, 0);
+    net_client_set_link(t->netdev->queues[0], true);
+    vpd_settle();
+    /* Up again: the driver is asked to announce itself, until it acks. */
+    g_assert_cmphex(mem_read(t->d.device + 6, 2), ==,
+                    VIRTIO_NET_S_LINK_UP | VIRTIO_NET_S_ANNOUNCE);
+    g_assert_cmpuint(msis[0], ==, 2);
+    g_assert_cmpuint(ctrl_cmd(t, VIRTIO_NET_CTRL_ANNOUNCE, VIRTIO_NET_CTRL_ANNOUNCE_ACK, NULL,
+                              0), ==, VIRTIO_NET_OK);
+    g_assert_cmphex(mem_read(t->d.device + 6, 2), ==, VIRTIO_NET_S_LINK_UP);
+    net_free(t);
+}
+
+/* Wait (the I/O thread serves the queue) until queue q has n more used
+ * elements; the used index is released after everything the device did
+ * for them, the peer's records included. */
+static void wait_used(TestNet *t, unsigned q, unsigned n)
+{
+    gint64 deadline = g_get_monotonic_time() + 10 * G_TIME_SPAN_SECOND;
+    while (used_count(t, q) < n) {
+        g_assert_cmpint(g_get_monotonic_time(), <, deadline);
+        g_usleep(100);
+    }
+}
+
+/* iothread=: kicks, sends and the receive path run on the I/O thread. */
+static void test_iothread(void)
+{
+    TestNet *t = net_new(&(TestOptions) { .iothread = true });
+    tx_small_frames(t, 1, 3);
+    wait_used(t, 1, 3);
+    g_assert_cmpuint(t->peers[0].frames->len, ==, 3);
+    post_rx(t, 0, 0, 2048);
+    vpd_kick(&t->d, 0);
+    uint8_t f[300];
+    make_frame(f, sizeof(f), test_mac.a, 8);
+    g_assert_cmpuint(send_to_nic(t, 0, f, sizeof(f)), ==, sizeof(f));
+    wait_used(t, 0, 1);
+    g_assert_cmpmem(gpa(RXBUF_GPA + 12), sizeof(f), f, sizeof(f));
+    net_free(t);
+}
+
+/* ---- the vhost-net seam, with a fake vhost ---- */
+
+static struct {
+    unsigned creates, starts, stops;
+    unsigned rx_index, tx_index;
+    EventNotifier *calls[2];
+    EventNotifier kick[2];
+    EventNotifier *redirected[MAX_VQ];
+    bool fail_start;
+} fv;
+
+struct VhostNet {
+    int dummy;
+};
+static VhostNet fake_vn;
+
+static bool fv_create(NetClientState *nic, VhostNet **vn, Error **errp)
+{
+    fv.creates++;
+    *vn = &fake_vn;
+    return true;
+}
+
+static uint64_t fv_get_features(const VhostNet *vn, uint64_t offered)
+{
+    return offered & ~F(VIRTIO_NET_F_MRG_RXBUF);
+}
+
+static bool fv_start(VhostNet *vn, VirtIODevice *vdev, unsigned rx, unsigned tx,
+                     EventNotifier *calls[2], Error **errp)
+{
+    if (fv.fail_start) {
+        error_setg(errp, "no vhost today");
+        return false;
+    }
+    fv.starts++;
+    fv.rx_index = rx;
+    fv.tx_index = tx;
+    fv.calls[0] = calls[0];
+    fv.calls[1] = calls[1];
+    return true;
+}
+
+static EventNotifier *fv_kick_notifier(VhostNet *vn, unsigned ring)
+{
+    return &fv.kick[ring];
+}
+
+static void fv_stop(VhostNet *vn, VirtIODevice *vdev)
+{
+    fv.stops++;
+}
+
+static void fv_redirect(struct VirtIOPCIProxy *proxy, unsigned queue, EventNotifier *to)
+{
+    fv.redirected[queue] = to;
+}
+
+static EventNotifier *fv_call_notifier(struct VirtIOPCIProxy *proxy, unsigned queue)
+{
+    return &proxy->vector_notifiers[proxy->vdev->vqs[queue].vector];
+}
+
+static void fv_free(VhostNet *vn)
+{
+    g_assert_true(vn == &fake_vn);  /* static: nothing to free */
+}
+
+static const VirtIONetVhostOps fake_vhost_ops = {
+    .create = fv_create, .get_features = fv_get_features, .start = fv_start,
+    .kick_notifier = fv_kick_notifier, .stop = fv_stop, .free = fv_free,
+    .redirect_kicks = fv_redirect,
+    .queue_call_notifier = fv_call_notifier,
+};
+
+static void test_vhost_seam(void)
+{
+    memset(&fv, 0, sizeof(fv));
+    virtio_net_set_vhost_ops(&fake_vhost_ops);
+    TestNet *t = net_new(&(TestOptions) { .vnet = true });
+    VirtIOPCIProxy *proxy = (VirtIOPCIProxy *)t->qdev;
+    g_assert_cmpuint(fv.creates, ==, 1);
+    g_assert_false(vpd_device_features(&t->d) & F(VIRTIO_NET_F_MRG_RXBUF));
+    /* DRIVER_OK: the pair to the kernel, with its vectors' notifiers. */
+    g_assert_cmpuint(fv.starts, ==, 1);
+    g_assert_cmpuint(fv.rx_index, ==, 0);
+    g_assert_cmpuint(fv.tx_index, ==, 1);
+    g_assert_true(fv.calls[0] == &proxy->vector_notifiers[1]);
+    g_assert_true(fv.calls[1] == &proxy->vector_notifiers[2]);
+    g_assert_true(fv.redirected[0] == &fv.kick[0] && fv.redirected[1] == &fv.kick[1]);
+    g_assert_null(fv.redirected[2]);        /* the controlq stays here */
+    /* User space leaves the pair alone: a kick reaching the handler and a
+     * frame from the peer do nothing. */
+    uint8_t f[60];
+    make_frame(f, sizeof(f), test_mac.a, 1);
+    VirtIONetHdr hdr = { 0 };
+    post_tx(t, 1, &hdr, sizeof(hdr), f, sizeof(f), 0);
+    mem_write(t->d.notify + 4, 1, 4);       /* a width the ioeventfd does not take */
+    vpd_settle();
+    g_assert_cmpuint(used_count(t, 1), ==, 0);
+    g_assert_cmpuint(t->peers[0].frames->len, ==, 0);
+    uint8_t ack_on = 1;
+    g_assert_cmpuint(ctrl_cmd(t, VIRTIO_NET_CTRL_RX, VIRTIO_NET_CTRL_RX_ALLMULTI, &ack_on, 1),
+                     ==, VIRTIO_NET_OK);
+    /* Reset: the kicks back, the kernel stopped. */
+    vpd_set_status(&t->d, 0);
+    g_assert_cmpuint(fv.stops, ==, 1);
+    g_assert_null(fv.redirected[0]);
+    g_assert_null(fv.redirected[1]);
+    /* A start that fails leaves the pair to user space. */
+    fv.fail_start = true;
+    driver_init(t, &(TestOptions) { .vnet = true });
+    g_assert_cmpuint(fv.starts, ==, 1);
+    g_assert_null(fv.redirected[1]);
+    tx_small_frames(t, 1, 1);
+    vpd_settle();
+    g_assert_cmpuint(t->peers[0].frames->len, ==, 1);
+    net_free(t);
+    g_assert_cmpuint(fv.stops, ==, 1);
+    virtio_net_set_vhost_ops(NULL);
+}
+
+/* Bad -device values: one error naming the property. */
+static void test_bad_configuration(void)
+{
+    Error *err = NULL;
+    VirtIONetConf conf = { .mac = test_mac, .rx_queue_size = 100,
+                           .tx_queue_size = 256, .features = ALL_FEATURES };
+    /* Refused before the bus is touched. */
+    PCIBus *bus = NULL;
+    g_assert_null(virtio_net_pci_new(bus, -1, &conf, &err));
+    g_assert_nonnull(strstr(err->msg, "rx_queue_size"));
+    error_free(err);
+    err = NULL;
+    conf.rx_queue_size = 256;
+    conf.mq = true;
+    conf.features = ALL_FEATURES & ~F(VIRTIO_NET_F_CTRL_VQ);
+    g_assert_null(virtio_net_pci_new(bus, -1, &conf, &err));
+    g_assert_nonnull(strstr(err->msg, "ctrl_vq"));
+    error_free(err);
+}
+
+int main(int argc, char **argv)
+{
+    g_test_init(&argc, &argv, NULL);
+    static const IrqBackend backend = { .set_level = rec_set_level, .send_msi = rec_send_msi };
+    ram = vpd_machine_init(&backend, RAM_BASE, RAM_SIZE);
+    for (unsigned i = 0; i < 2; i++) {
+        g_assert_true(event_notifier_init(&fv.kick[i], NULL));
+    }
+
+    g_test_add_func("/virtio-net/features-plain-peer", test_features_plain_peer);
+    g_test_add_func("/virtio-net/features-vnet-peer", test_features_vnet_peer);
+    g_test_add_func("/virtio-net/tx-checksum-completed", test_tx_checksum_completed);
+    g_test_add_func("/virtio-net/tx-vnet-header-kept", test_tx_vnet_header_kept);
+    g_test_add_func("/virtio-net/tx-flow-control", test_tx_flow_control);
+    g_test_add_func("/virtio-net/tx-burst-bounded", test_tx_burst_bounded);
+    g_test_add_func("/virtio-net/rx-mergeable", test_rx_mergeable);
+    g_test_add_func("/virtio-net/rx-no-buffers-then-kick", test_rx_no_buffers_then_kick);
+    g_test_add_func("/virtio-net/rx-single-buffer-vnet", test_rx_single_buffer_vnet);
+    g_test_add_func("/virtio-net/ctrl-rx-filter", test_ctrl_rx_filter);
+    g_test_add_func("/virtio-net/multiqueue", test_multiqueue);
+    g_test_add_func("/virtio-net/hostile-chains", test_hostile_chains);
+    g_test_add_func("/virtio-net/link", test_link);
+    g_test_add_func("/virtio-net/iothread", test_iothread);
+    g_test_add_func("/virtio-net/vhost-seam", test_vhost_seam);
+    g_test_add_func("/virtio-net/bad-configuration", test_bad_configuration);
+    return g_test_run();
+}

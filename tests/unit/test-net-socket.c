@@ -11,23 +11,12 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/socket.h>
+#include "loopback-port.h"
 #include "net-stub.h"
 
 #define TIMEOUT_MS 10000
 
 static GMainContext *ctx;
-
-/* A loopback port nobody listens on now. */
-static unsigned free_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-    socklen_t len = sizeof(sa);
-    g_assert_cmpint(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), ==, 0);
-    g_assert_cmpint(getsockname(fd, (struct sockaddr *)&sa, &len), ==, 0);
-    close(fd);
-    return ntohs(sa.sin_port);
-}
 
 static int raw_connect(unsigned port)
 {
@@ -149,7 +138,7 @@ static void test_framing_on_the_wire(void)
  * and intact. */
 static void test_listen_connect_pair(void)
 {
-    unsigned port = free_port();
+    unsigned port = loopback_free_port();
     g_autofree char *listen = g_strdup_printf("socket,id=l0,listen=127.0.0.1:%u", port);
     g_autofree char *connect = g_strdup_printf("socket,id=c0,connect=127.0.0.1:%u", port);
     netdev_create_or_fail(listen);
@@ -188,7 +177,7 @@ static void test_listen_connect_pair(void)
  */
 static void test_full_buffer_refuses_and_resumes(void)
 {
-    unsigned port = free_port();
+    unsigned port = loopback_free_port();
     g_autofree char *listen = g_strdup_printf("socket,id=l0,listen=127.0.0.1:%u", port);
     g_autofree char *connect = g_strdup_printf("socket,id=c0,connect=127.0.0.1:%u", port);
     netdev_create_or_fail(listen);
@@ -237,7 +226,7 @@ static void test_full_buffer_refuses_and_resumes(void)
  * first goes, then is served; frames the NIC sends with no peer are lost. */
 static void test_listener_serves_one_peer_at_a_time(void)
 {
-    unsigned port = free_port();
+    unsigned port = loopback_free_port();
     g_autofree char *listen = g_strdup_printf("socket,id=l0,listen=127.0.0.1:%u", port);
     netdev_create_or_fail(listen);
     NicStub nic;
@@ -274,7 +263,7 @@ static void test_listener_serves_one_peer_at_a_time(void)
  * closed), and the listener serves the next peer. */
 static void test_hostile_length_drops_the_peer(void)
 {
-    unsigned port = free_port();
+    unsigned port = loopback_free_port();
     g_autofree char *listen = g_strdup_printf("socket,id=l0,listen=127.0.0.1:%u", port);
     netdev_create_or_fail(listen);
     NicStub nic;
@@ -304,7 +293,7 @@ static void test_hostile_length_drops_the_peer(void)
  */
 static void test_peer_gone_while_both_directions_wait(void)
 {
-    unsigned port = free_port();
+    unsigned port = loopback_free_port();
     g_autofree char *listen = g_strdup_printf("socket,id=l0,listen=127.0.0.1:%u", port);
     netdev_create_or_fail(listen);
     NicStub nic;
@@ -380,7 +369,7 @@ static gpointer threaded_nic_run(gpointer opaque)
  * arrives in order (and ThreadSanitizer watches the locking). */
 static void test_sender_on_its_own_thread(void)
 {
-    unsigned port = free_port();
+    unsigned port = loopback_free_port();
     g_autofree char *listen = g_strdup_printf("socket,id=l0,listen=127.0.0.1:%u", port);
     g_autofree char *connect = g_strdup_printf("socket,id=c0,connect=127.0.0.1:%u", port);
     netdev_create_or_fail(listen);

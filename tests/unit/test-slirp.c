@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include <glib.h>
+#include "loopback-port.h"
 #include "net/checksum.h"
 #include "net/net.h"
 #include "net/netdev-config.h"
@@ -393,18 +394,6 @@ static void guest_free(Guest *g)
     }
 }
 
-/* A port on 127.0.0.1 nobody listens on (the kernel's pick). */
-static uint16_t free_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-    socklen_t len = sizeof(sa);
-    g_assert_cmpint(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), ==, 0);
-    g_assert_cmpint(getsockname(fd, (struct sockaddr *)&sa, &len), ==, 0);
-    close(fd);
-    return ntohs(sa.sin_port);
-}
-
 /* ---- DHCP ---- */
 
 enum { DHCP_DISCOVER = 1, DHCP_OFFER = 2, DHCP_REQUEST = 3, DHCP_ACK = 5 };
@@ -778,7 +767,7 @@ static void guest_ring_full_while_host_sends(Guest *g, int fd)
 static void hostfwd_tcp(const char *io_id)
 {
     enum { TO_GUEST = 20000, TO_HOST = 6000, SEGMENT = 1000 };
-    uint16_t port = free_port();
+    uint16_t port = loopback_free_port();
     g_autofree char *optstr = g_strdup_printf("hostfwd=tcp:127.0.0.1:%u-:22", port);
     Guest g;
     guest_init_on(&g, optstr, io_id);

@@ -89,7 +89,7 @@ typedef struct E1000State {
 
     /* Interrupts: the line's level and the ITR throttle. */
     bool irq_level;
-    int64_t irq_next_ns;        /* the next assertion may not come before */
+    int64_t irq_last_ns;        /* when the line was last raised (0: never) */
     QEMUTimer *itr_timer;
     E1000Delay rx_delay, tx_delay;
 

@@ -21,7 +21,8 @@
 
 bool e1000_link_up(const E1000State *s)
 {
-    return !(s->nc && s->nc->link_down);
+    /* set_link on either side of the pair pulls the cable. */
+    return !(s->nc && (s->nc->link_down || (s->nc->peer && s->nc->peer->link_down)));
 }
 
 void e1000_update_irq(E1000State *s)
@@ -34,14 +35,17 @@ void e1000_update_irq(E1000State *s)
         }
         return;
     }
-    /* ITR: no two assertions closer than ITR * 256 ns; a cause that comes
-     * sooner waits for the throttle timer. */
+    /* ITR: no two assertions closer than ITR * 256 ns (the interval the
+     * driver sets now); a cause that comes sooner waits for the throttle
+     * timer. */
     int64_t now = clock_get_ns();
-    if (now < s->irq_next_ns) {
-        timer_mod(s->itr_timer, s->irq_next_ns);
+    int64_t next = s->irq_last_ns + (int64_t)(E1000_REG(s, E1000_ITR) & 0xffff) *
+                                    E1000_ITR_UNIT_NS;
+    if (s->irq_last_ns && now < next) {
+        timer_mod(s->itr_timer, next);
         return;
     }
-    s->irq_next_ns = now + (int64_t)(E1000_REG(s, E1000_ITR) & 0xffff) * E1000_ITR_UNIT_NS;
+    s->irq_last_ns = now;
     s->irq_level = true;
     pci_set_irq(&s->pci, true);
 }
@@ -180,7 +184,7 @@ static void e1000_soft_reset(E1000State *s)
     e1000_delay_cancel(&s->tx_delay);
     timer_del(s->itr_timer);
     e1000_reset_registers(s);
-    s->irq_next_ns = 0;
+    s->irq_last_ns = 0;
     if (s->irq_level) {
         s->irq_level = false;
         pci_set_irq(&s->pci, false);

@@ -24,6 +24,7 @@
  * the header fields beyond the headers) drop that packet. All of it is
  * logged with -d guest_errors.
  */
+#include <limits.h>
 #include <string.h>
 #include <glib.h>
 #include "e1000-internal.h"
@@ -45,14 +46,31 @@
 #define ETH_ADDRS       12      /* destination and source: where a VLAN tag goes */
 #define ETH_CRC         4
 
-static void e1000_tx_run(E1000State *s);
+/* Packets a deferred pass sends per turn of the device lock, and turns
+ * per run of the bottom half (then it lets the rest of the context, the
+ * received frames, have a go). */
+#define E1000_TX_PACKETS_PER_LOCK   1
+#define E1000_TX_TURNS_PER_BH       64
 
+static bool e1000_tx_run(E1000State *s, unsigned max_packets);
+
+/*
+ * The deferred pass gives the lock back after every packet: a vCPU that
+ * writes TDT again or reads ICR meanwhile waits for one packet (a TSO send
+ * at most), not for the whole ring.
+ */
 static void e1000_tx_bh(void *opaque)
 {
     E1000State *s = opaque;
-    device_lock(&s->pci.qdev);
-    e1000_tx_run(s);
-    device_unlock(&s->pci.qdev);
+    for (unsigned turn = 0; turn < E1000_TX_TURNS_PER_BH; turn++) {
+        device_lock(&s->pci.qdev);
+        bool more = e1000_tx_run(s, E1000_TX_PACKETS_PER_LOCK);
+        device_unlock(&s->pci.qdev);
+        if (!more) {
+            return;
+        }
+    }
+    qemu_bh_schedule(s->tx_bh);
 }
 
 void e1000_tx_init(E1000State *s)
@@ -344,23 +362,26 @@ static bool e1000_tx_descriptor(E1000State *s, const uint8_t *d)
     return true;
 }
 
-static void e1000_tx_run(E1000State *s)
+/* Transmit from TDH towards TDT, at most max_packets packets (EOPs).
+ * Returns whether descriptors are left for another pass. */
+static bool e1000_tx_run(E1000State *s, unsigned max_packets)
 {
     if (!(E1000_REG(s, E1000_TCTL) & E1000_TCTL_EN) || s->tx_ring_error || s->tx_waiting) {
-        return;
+        return false;
     }
     if (!pci_bus_master_enabled(&s->pci)) {
         qemu_log_mask(LOG_GUEST_ERROR, "e1000: transmit without bus mastering enabled\n");
-        return;
+        return false;
     }
     E1000Ring r;
     if (!e1000_ring_get(s, E1000_TDBAL, "TX", &r)) {
         s->tx_ring_error = true;
-        return;
+        return false;
     }
+    unsigned packets = 0;
     bool txdw_now = false, txdw_delayed = false;
     /* head moves towards the tail and stops there: at most r.count steps. */
-    while (r.head != r.tail) {
+    while (r.head != r.tail && packets < max_packets) {
         uint64_t addr = r.base + (uint64_t)r.head * E1000_DESC_SIZE;
         uint8_t d[E1000_DESC_SIZE];
         if (!dma_memory_read(addr, d, sizeof(d))) {
@@ -372,6 +393,9 @@ static void e1000_tx_run(E1000State *s)
             break;
         }
         uint32_t lower = e1000_ld_le32(d + E1000_TXD_LOWER);
+        bool is_data = !(lower & E1000_TXD_CMD_DEXT) ||
+                       (lower & E1000_TXD_DTYP_MASK) == E1000_TXD_DTYP_D;
+        packets += is_data && (lower & E1000_TXD_CMD_EOP);
         if (lower & (E1000_TXD_CMD_RS | E1000_TXD_CMD_RPS)) {
             uint8_t sta = d[E1000_TXD_STA] | E1000_TXD_STAT_DD;
             dma_memory_write(addr + E1000_TXD_STA, &sta, 1);
@@ -392,6 +416,7 @@ static void e1000_tx_run(E1000State *s)
     if (r.head == r.tail) {
         e1000_set_interrupt_cause(s, E1000_ICR_TXQE);
     }
+    return r.head != r.tail && !s->tx_waiting && !s->tx_ring_error;
 }
 
 void e1000_tx_kick(E1000State *s)
@@ -399,12 +424,12 @@ void e1000_tx_kick(E1000State *s)
     if (s->tx_deferred) {
         qemu_bh_schedule(s->tx_bh);
     } else {
-        e1000_tx_run(s);
+        e1000_tx_run(s, UINT_MAX);
     }
 }
 
 void e1000_tx_resume(E1000State *s)
 {
     s->tx_waiting = false;
-    e1000_tx_run(s);
+    e1000_tx_kick(s);
 }

@@ -12,11 +12,14 @@
 #include "hw/ide/ide.h"
 #include "hw/misc/isa-misc.h"
 #include "hw/misc/testdev.h"
+#include "hw/net/e1000.h"
 #include "hw/qdev-registry.h"
 #include "hw/virtio/virtio-blk.h"
 #include "hw/virtio/virtio-net.h"
 
 const DeviceTypeInfo *const device_types[] = {
+    &e1000_82540em_type,
+    &e1000_type,
     &ide_cd_type,
     &ide_hd_type,
     &isa_debug_exit_type,

@@ -29,6 +29,7 @@
 #include "hw/misc/isa-misc.h"
 #include "hw/misc/pdl-testdev-regs.h"
 #include "hw/misc/testdev.h"
+#include "hw/net/e1000.h"
 #include "hw/nvram/fw_cfg.h"
 #include "hw/pci-host/i440fx.h"
 #include "hw/pci/pci.h"
@@ -49,6 +50,7 @@
 
 #define PDL_DEVFN           PCI_DEVFN(3, 0)
 #define PCI_TESTDEV_DEVFN   PCI_DEVFN(4, 0)
+#define E1000_DEVFN         PCI_DEVFN(5, 0)
 #define COM1_IOBASE         0x3f8
 #define COM1_GSI            4
 #define DEBUG_EXIT_IOBASE   0xf4    /* where the tests put isa-debug-exit */
@@ -348,6 +350,16 @@ static bool fw_cfg_create(const char *self, Error **errp)
            fw_cfg_add_file(fw, "opt/fuzz-large", large, sizeof(large), errp);
 }
 
+/* An e1000 without a backend (what it sends is dropped), transmitting on
+ * the thread that writes TDT: the harness runs no main loop for a bottom
+ * half. Its rings and registers are the guest's to abuse. */
+static bool e1000_create(PCIBus *bus, Error **errp)
+{
+    E1000Conf conf = { .mac = { { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 } },
+                       .coalesced_mmio = true };
+    return e1000_new(bus, E1000_DEVFN, &conf, errp);
+}
+
 /* The devices of hw/i386/pc.c's pc_create_devices, then the test devices. */
 static bool machine_create(const char *self, Error **errp)
 {
@@ -368,6 +380,7 @@ static bool machine_create(const char *self, Error **errp)
            pc_testdev_new(errp) &&
            pdl_testdev_new(bus, PDL_DEVFN, errp) &&
            pci_testdev_new(bus, PCI_TESTDEV_DEVFN, errp) &&
+           e1000_create(bus, errp) &&
            pci_bus_assign_resources(bus, PCI_IO_BASE, PCI_IO_LIMIT, PCI_MEM_BASE,
                                     PCI_MEM_LIMIT, errp);
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <glib.h>
 #include "hw/misc/testdev.h"
+#include "hw/net/e1000.h"
 #include "hw/qdev-registry.h"
 
 typedef struct FakeOptions {
@@ -274,7 +275,8 @@ static void test_types_help(void)
     g_assert_true(g_str_has_suffix(text, "MSI-X, DMA)\"\n"));    /* no blank line at the end */
     g_free(text);
     g_assert_true(device_type_find("pdl-testdev") == &pdl_testdev_type);
-    g_assert_null(device_type_find("e1000"));
+    g_assert_true(device_type_find("e1000") == &e1000_type);
+    g_assert_null(device_type_find("rtl8139"));
 }
 
 static void test_globals(void)

@@ -1,0 +1,185 @@
+/*
+ * What the e1000 model's files share: the device state and the functions
+ * one part calls in another (registers and interrupts in e1000.c, the
+ * EEPROM and PHY in e1000-eeprom-phy.c, the rings in e1000-tx.c and
+ * e1000-rx.c). Everything here runs with the device lock held unless its
+ * comment says otherwise.
+ */
+#ifndef HW_NET_E1000_INTERNAL_H
+#define HW_NET_E1000_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "exec/memory.h"
+#include "hw/net/e1000-regs.h"
+#include "hw/net/e1000.h"
+#include "hw/pci/pci.h"
+#include "net/net.h"
+#include "qemu/bh.h"
+#include "qemu/timer.h"
+
+/* Registers below this offset are kept in E1000State.regs; the BAR's
+ * remaining addresses (flash, reserved) read 0. */
+#define E1000_REGS_SIZE         0x6000
+#define E1000_REG(s, off)       ((s)->regs[(off) >> 2])
+
+/* The largest frame one TX packet may gather (a TSO send: 64 KiB of
+ * payload plus the headers) and the largest received frame (LPE's 16 KiB). */
+#define E1000_TX_MAX_PACKET     (65536 + 256)
+#define E1000_RX_MAX_FRAME      16384
+#define E1000_MAX_DESC_DATA     16384   /* one descriptor's buffer, at most */
+#define E1000_TX_MAX_SEGMENT    (16384 + 256)   /* headers + MSS of one TSO segment */
+
+/* An interrupt cause held back by a packet timer and an absolute timer
+ * (RDTR/RADV for RXT0, TIDV/TADV for TXDW). */
+typedef struct E1000Delay {
+    struct E1000State *s;
+    QEMUTimer *packet;
+    QEMUTimer *absolute;
+    uint32_t cause;
+    bool pending;               /* false: a firing timer was cancelled */
+} E1000Delay;
+
+/* The TSO/checksum context the last context descriptor set. */
+typedef struct E1000TxContext {
+    uint8_t ipcss, ipcso, tucss, tucso;
+    uint16_t ipcse, tucse;
+    uint32_t paylen;
+    uint8_t hdr_len;
+    uint16_t mss;
+    bool tcp, ipv4, tse;
+} E1000TxContext;
+
+/* The packet being gathered from TX descriptors. */
+typedef struct E1000TxPacket {
+    uint8_t *buf;               /* E1000_TX_MAX_PACKET bytes */
+    uint8_t *seg;               /* a TSO segment: E1000_TX_MAX_SEGMENT bytes */
+    uint32_t len;
+    bool bad;                   /* a descriptor was refused: drop at EOP */
+    bool tse, ixsm, txsm, vle, legacy_ic;
+    uint8_t css, cso;           /* legacy IC */
+    uint16_t vlan_tci;
+    bool send_pending;          /* gathered up to TDH's EOP, not yet taken by the peer */
+    unsigned segs_sent;         /* of a TSO send interrupted by a full backend */
+} E1000TxPacket;
+
+typedef struct E1000State {
+    PCIDevice pci;
+    MemoryRegion mmio;
+    MemoryRegion io;
+    NetClientState *nc;
+    MACAddr mac;
+    GMainContext *ctx;          /* the device's: RX, deferred TX, timers */
+    bool tx_deferred;           /* x-tx-defer: TX runs on ctx, not the vCPU */
+    bool coalesced_mmio;
+
+    uint32_t regs[E1000_REGS_SIZE / 4];
+    uint32_t ioaddr;            /* BAR1's IOADDR latch */
+
+    uint16_t eeprom[E1000_EEPROM_WORDS];
+    /* Microwire state: bits clocked in since CS rose, and the word being
+     * shifted out (bits_out left to go). */
+    uint32_t ee_in;
+    unsigned ee_in_bits;
+    uint16_t ee_out;
+    unsigned ee_out_bits;
+    bool ee_reading;
+    uint32_t eecd_last;         /* SK/CS/DI as the guest last wrote them */
+    uint16_t phy[E1000_PHY_REGS];
+
+    /* Interrupts: the line's level and the ITR throttle. */
+    bool irq_level;
+    int64_t irq_last_ns;        /* when the line was last raised (0: never) */
+    QEMUTimer *itr_timer;
+    E1000Delay rx_delay, tx_delay;
+
+    /* Rings: error flags stop a ring until the guest reprograms it. */
+    bool rx_ring_error, tx_ring_error;
+    bool rx_blocked;            /* receive returned 0: tell the peer at RDT */
+    bool tx_waiting;            /* the peer refused a frame: wait for send_ready */
+    QEMUBH *tx_bh;
+    E1000TxContext txc;
+    E1000TxPacket txp;
+    uint8_t *rx_frame;          /* E1000_RX_MAX_FRAME + 4 bytes */
+} E1000State;
+
+/* Byte order of descriptors (little-endian) and packet headers (network). */
+static inline uint16_t e1000_ld_be16(const uint8_t *p)
+{
+    return p[0] << 8 | p[1];
+}
+static inline uint32_t e1000_ld_be32(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 24 | p[1] << 16 | p[2] << 8 | p[3];
+}
+static inline void e1000_st_be16(uint8_t *p, uint16_t v)
+{
+    p[0] = v >> 8;
+    p[1] = v;
+}
+static inline void e1000_st_be32(uint8_t *p, uint32_t v)
+{
+    e1000_st_be16(p, v >> 16);
+    e1000_st_be16(p + 2, v);
+}
+static inline uint16_t e1000_ld_le16(const uint8_t *p)
+{
+    return p[0] | p[1] << 8;
+}
+static inline uint32_t e1000_ld_le32(const uint8_t *p)
+{
+    return e1000_ld_le16(p) | (uint32_t)e1000_ld_le16(p + 2) << 16;
+}
+static inline uint64_t e1000_ld_le64(const uint8_t *p)
+{
+    return e1000_ld_le32(p) | (uint64_t)e1000_ld_le32(p + 4) << 32;
+}
+
+/* e1000.c */
+void e1000_set_interrupt_cause(E1000State *s, uint32_t cause);
+void e1000_update_irq(E1000State *s);
+void e1000_delay_init(E1000State *s, E1000Delay *d, uint32_t cause);
+/* A cause that waits for its packet timer (re-armed on every call) and its
+ * absolute timer (armed once), in 1.024 us units; 0 packet delay: now. */
+void e1000_delay_cause(E1000State *s, E1000Delay *d, uint32_t packet_units,
+                       uint32_t absolute_units);
+void e1000_delay_cancel(E1000Delay *d);
+/* Count a statistic (32 bits, saturating as the hardware's do) and a
+ * 64-bit low/high pair. */
+void e1000_stat_inc(E1000State *s, unsigned reg);
+void e1000_stat_add64(E1000State *s, unsigned low_reg, uint64_t value);
+bool e1000_link_up(const E1000State *s);
+
+/* e1000-eeprom-phy.c */
+void e1000_eeprom_init(E1000State *s);
+void e1000_eecd_write(E1000State *s, uint32_t value);
+uint32_t e1000_eecd_read(E1000State *s);
+void e1000_eerd_write(E1000State *s, uint32_t value);
+void e1000_mdic_write(E1000State *s, uint32_t value);
+void e1000_phy_reset(E1000State *s);
+
+/* Where a descriptor ring is, checked: false (logged) if the guest's
+ * base/length/head/tail cannot be a ring in RAM. */
+typedef struct E1000Ring {
+    uint64_t base;
+    uint32_t count;             /* descriptors */
+    uint32_t head, tail;
+} E1000Ring;
+bool e1000_ring_get(E1000State *s, unsigned bal_reg, const char *what, E1000Ring *ring);
+
+/* e1000-tx.c */
+void e1000_tx_init(E1000State *s);
+void e1000_tx_reset(E1000State *s);
+/* The guest wrote TDT (or enabled TCTL): transmit now or on ctx. */
+void e1000_tx_kick(E1000State *s);
+/* On ctx, lock held: the peer takes frames again. */
+void e1000_tx_resume(E1000State *s);
+
+/* e1000-rx.c */
+/* NetClientInfo.receive: on ctx, no lock held. */
+ssize_t e1000_receive(NetClientState *nc, const struct iovec *iov, int iovcnt);
+/* The guest gave the receive ring buffers (RDT, RCTL.EN): a peer that was
+ * refused may send again. */
+void e1000_rx_ring_refilled(E1000State *s);
+
+#endif

@@ -1,0 +1,435 @@
+/*
+ * The e1000's transmit ring: legacy descriptors, context descriptors (the
+ * checksum and TSO parameters) and data descriptors, gathered into one
+ * packet per EOP; checksum insertion and TCP segmentation done here, in
+ * the model, as the hardware does them; status written back (DD) where
+ * the driver asked (RS); TXDW (delayed by TIDV/TADV when IDE is set) and
+ * TXQE.
+ *
+ * When it runs: a TDT write (or TCTL.EN) kicks the ring. With x-tx-defer
+ * on (the default) the kick schedules a bottom half on the device's
+ * context, so the vCPU returns to the guest at once and several TDT
+ * writes in a row cost one pass; off, the vCPU transmits before its write
+ * returns. Either way the pass holds the device lock and stops at TDT, so
+ * one pass touches at most the ring's descriptors: a guest cannot make it
+ * loop. A backend that refuses a frame (net_send returns 0) stops the
+ * ring with the packet kept: its descriptors stay at TDH until the peer's
+ * send_ready resumes the pass, and a TSO send resumes at the segment that
+ * was refused.
+ *
+ * Guest input is checked: a ring outside RAM or with a bad length stops
+ * the ring until it is reprogrammed; a descriptor with a buffer outside
+ * RAM or over 16 KiB, a packet over 64 KiB, an unknown descriptor type or
+ * a TSO context that cannot be (MSS 0, headers longer than the packet or
+ * the header fields beyond the headers) drop that packet. All of it is
+ * logged with -d guest_errors.
+ */
+#include <limits.h>
+#include <string.h>
+#include <glib.h>
+#include "e1000-internal.h"
+#include "net/checksum.h"
+#include "qemu/log.h"
+
+#define TCP_FLAG_FIN    0x01
+#define TCP_FLAG_PSH    0x08
+#define TCP_FLAGS       13      /* offset in the TCP header */
+#define TCP_SEQ         4
+#define TCP_MIN_HDR     20
+#define UDP_LEN         4
+#define UDP_HDR         8
+#define IPV4_TOTAL_LEN  2
+#define IPV4_ID         4
+#define IPV4_MIN_HDR    20
+#define IPV6_PAYLOAD_LEN 4
+#define IPV6_HDR        40
+#define ETH_ADDRS       12      /* destination and source: where a VLAN tag goes */
+#define ETH_CRC         4
+
+/* Packets a deferred pass sends per turn of the device lock, and turns
+ * per run of the bottom half (then it lets the rest of the context, the
+ * received frames, have a go). */
+#define E1000_TX_PACKETS_PER_LOCK   1
+#define E1000_TX_TURNS_PER_BH       64
+
+static bool e1000_tx_run(E1000State *s, unsigned max_packets);
+
+/*
+ * The deferred pass gives the lock back after every packet: a vCPU that
+ * writes TDT again or reads ICR meanwhile waits for one packet (a TSO send
+ * at most), not for the whole ring.
+ */
+static void e1000_tx_bh(void *opaque)
+{
+    E1000State *s = opaque;
+    for (unsigned turn = 0; turn < E1000_TX_TURNS_PER_BH; turn++) {
+        device_lock(&s->pci.qdev);
+        bool more = e1000_tx_run(s, E1000_TX_PACKETS_PER_LOCK);
+        device_unlock(&s->pci.qdev);
+        if (!more) {
+            return;
+        }
+    }
+    qemu_bh_schedule(s->tx_bh);
+}
+
+void e1000_tx_init(E1000State *s)
+{
+    s->txp.buf = g_malloc(E1000_TX_MAX_PACKET);
+    s->txp.seg = g_malloc(E1000_TX_MAX_SEGMENT);
+    s->tx_bh = qemu_bh_new(s->ctx, e1000_tx_bh, s);
+}
+
+static void e1000_tx_packet_clear(E1000TxPacket *p)
+{
+    p->len = 0;
+    p->bad = p->tse = p->ixsm = p->txsm = p->vle = p->legacy_ic = false;
+    p->send_pending = false;
+    p->segs_sent = 0;
+}
+
+void e1000_tx_reset(E1000State *s)
+{
+    memset(&s->txc, 0, sizeof(s->txc));
+    e1000_tx_packet_clear(&s->txp);
+    s->tx_waiting = false;
+}
+
+/* ---- sending ---- */
+
+static void e1000_tx_count(E1000State *s, const uint8_t *frame, size_t len)
+{
+    e1000_stat_inc(s, E1000_GPTC);
+    e1000_stat_inc(s, E1000_TPT);
+    e1000_stat_add64(s, E1000_GOTCL, len + ETH_CRC);
+    e1000_stat_add64(s, E1000_TOTL, len + ETH_CRC);
+    if (len && (frame[0] & 1)) {
+        static const uint8_t bcast[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
+        e1000_stat_inc(s, len >= 6 && !memcmp(frame, bcast, 6) ? E1000_BPTC : E1000_MPTC);
+    }
+}
+
+/* One frame to the peer, with the VLAN tag inserted if the packet asked
+ * (VLE) and CTRL.VME allows. False: the peer cannot take it now. */
+static bool e1000_tx_send_frame(E1000State *s, const uint8_t *frame, size_t len)
+{
+    struct iovec iov[3];
+    int n = 1;
+    uint8_t tag[4];
+    if (s->txp.vle && (E1000_REG(s, E1000_CTRL) & E1000_CTRL_VME) && len >= ETH_ADDRS) {
+        e1000_st_be16(tag, E1000_REG(s, E1000_VET));
+        e1000_st_be16(tag + 2, s->txp.vlan_tci);
+        iov[0] = (struct iovec) { .iov_base = (void *)frame, .iov_len = ETH_ADDRS };
+        iov[1] = (struct iovec) { .iov_base = tag, .iov_len = sizeof(tag) };
+        iov[2] = (struct iovec) { .iov_base = (void *)(frame + ETH_ADDRS),
+                                  .iov_len = len - ETH_ADDRS };
+        n = 3;
+    } else {
+        iov[0] = (struct iovec) { .iov_base = (void *)frame, .iov_len = len };
+    }
+    if (!net_send(s->nc, iov, n)) {
+        return false;
+    }
+    e1000_tx_count(s, frame, len);
+    return true;
+}
+
+/* Sum [start, end) with the seed already in the field, plus extra (the
+ * TCP/UDP length a TSO pseudo-header seed leaves out), and store it. */
+static bool e1000_tx_insert_sum(uint8_t *frame, size_t len, size_t start, size_t end,
+                                size_t offset, uint32_t extra)
+{
+    if (start > end || end > len || offset + 2 > len) {
+        return false;
+    }
+    uint32_t sum = net_checksum_add(extra, frame + start, end - start);
+    e1000_st_be16(frame + offset, net_checksum_finish(sum));
+    return true;
+}
+
+/* The end of a checksummed range: CSE is the last byte, 0 the frame's end. */
+static size_t e1000_tx_sum_end(uint16_t cse, size_t len)
+{
+    return cse ? MIN((size_t)cse + 1, len) : len;
+}
+
+static void e1000_tx_offload_sums(E1000State *s, uint8_t *frame, size_t len)
+{
+    const E1000TxContext *c = &s->txc;
+    E1000TxPacket *p = &s->txp;
+    bool ok = true;
+    if (p->legacy_ic) {
+        ok &= e1000_tx_insert_sum(frame, len, p->css, len, p->cso, 0);
+    }
+    if (p->ixsm) {
+        ok &= e1000_tx_insert_sum(frame, len, c->ipcss, e1000_tx_sum_end(c->ipcse, len),
+                                  c->ipcso, 0);
+    }
+    if (p->txsm) {
+        ok &= e1000_tx_insert_sum(frame, len, c->tucss, e1000_tx_sum_end(c->tucse, len),
+                                  c->tucso, 0);
+    }
+    if (!ok) {
+        qemu_log_mask(LOG_GUEST_ERROR, "e1000: checksum offsets beyond a %zu-byte frame; sent "
+                      "without the checksum\n", len);
+    }
+}
+
+static bool e1000_tso_context_valid(const E1000TxContext *c, size_t len)
+{
+    unsigned ip_hdr = c->ipv4 ? IPV4_MIN_HDR : IPV6_HDR;
+    unsigned l4_hdr = c->tcp ? TCP_MIN_HDR : UDP_HDR;
+    const char *why = NULL;
+    if (!c->mss) {
+        why = "MSS 0";
+    } else if (!c->hdr_len || c->hdr_len > len) {
+        why = "header length 0 or beyond the packet";
+    } else if ((size_t)c->hdr_len + c->mss > E1000_TX_MAX_SEGMENT) {
+        why = "segments larger than 16 KiB";
+    } else if (c->ipcss + ip_hdr > c->hdr_len || c->tucss + l4_hdr > c->hdr_len ||
+               c->ipcso + 2u > c->hdr_len || c->tucso + 2u > c->hdr_len) {
+        why = "IP or TCP/UDP header beyond the header length";
+    }
+    if (why) {
+        qemu_log_mask(LOG_GUEST_ERROR, "e1000: TSO context (hdrlen %u, MSS %u, %zu bytes): %s; "
+                      "packet dropped\n", c->hdr_len, c->mss, len, why);
+        return false;
+    }
+    return true;
+}
+
+/* Build segment i of the TSO send in p->seg: the headers with lengths,
+ * IP id, TCP sequence and flags of that segment, its checksums. */
+static size_t e1000_tso_segment(E1000State *s, unsigned i, unsigned nsegs)
+{
+    const E1000TxContext *c = &s->txc;
+    E1000TxPacket *p = &s->txp;
+    size_t hdr = c->hdr_len, payload = p->len - hdr;
+    size_t off = (size_t)i * c->mss, take = MIN((size_t)c->mss, payload - off);
+    size_t len = hdr + take;
+    uint8_t *seg = p->seg;
+    memcpy(seg, p->buf, hdr);
+    memcpy(seg + hdr, p->buf + hdr + off, take);
+    if (c->ipv4) {
+        e1000_st_be16(seg + c->ipcss + IPV4_TOTAL_LEN, len - c->ipcss);
+        e1000_st_be16(seg + c->ipcss + IPV4_ID,
+                      e1000_ld_be16(p->buf + c->ipcss + IPV4_ID) + i);
+    } else {
+        e1000_st_be16(seg + c->ipcss + IPV6_PAYLOAD_LEN, len - c->ipcss - IPV6_HDR);
+    }
+    if (c->tcp) {
+        e1000_st_be32(seg + c->tucss + TCP_SEQ,
+                      e1000_ld_be32(p->buf + c->tucss + TCP_SEQ) + (uint32_t)off);
+        if (i + 1 < nsegs) {
+            seg[c->tucss + TCP_FLAGS] &= ~(TCP_FLAG_FIN | TCP_FLAG_PSH);
+        }
+    } else {
+        e1000_st_be16(seg + c->tucss + UDP_LEN, len - c->tucss);
+    }
+    if (p->ixsm && c->ipv4) {
+        e1000_tx_insert_sum(seg, len, c->ipcss, e1000_tx_sum_end(c->ipcse, len), c->ipcso, 0);
+    }
+    if (p->txsm) {
+        /* The driver's seed is the pseudo-header without the length, which
+         * differs per segment: the hardware adds it (8254x SDM, TCP
+         * segmentation). The sum runs to the segment's end. */
+        e1000_tx_insert_sum(seg, len, c->tucss, len, c->tucso, len - c->tucss);
+    }
+    return len;
+}
+
+static bool e1000_tx_tso(E1000State *s)
+{
+    const E1000TxContext *c = &s->txc;
+    E1000TxPacket *p = &s->txp;
+    if (!e1000_tso_context_valid(c, p->len)) {
+        return true;        /* dropped */
+    }
+    size_t payload = p->len - c->hdr_len;
+    unsigned nsegs = payload ? (payload + c->mss - 1) / c->mss : 1;
+    for (unsigned i = p->segs_sent; i < nsegs; i++) {
+        size_t len = e1000_tso_segment(s, i, nsegs);
+        if (!e1000_tx_send_frame(s, p->seg, len)) {
+            p->segs_sent = i;
+            return false;
+        }
+    }
+    e1000_stat_inc(s, E1000_TSCTC);
+    return true;
+}
+
+/* The gathered packet (p->len bytes) to the peer. False: refused, keep it. */
+static bool e1000_tx_send_packet(E1000State *s)
+{
+    E1000TxPacket *p = &s->txp;
+    if (p->bad) {
+        return true;
+    }
+    if (p->tse) {
+        return e1000_tx_tso(s);
+    }
+    e1000_tx_offload_sums(s, p->buf, p->len);
+    return e1000_tx_send_frame(s, p->buf, p->len);
+}
+
+/* ---- descriptors ---- */
+
+static void e1000_tx_context(E1000State *s, const uint8_t *d, uint32_t lower, uint32_t upper)
+{
+    E1000TxContext *c = &s->txc;
+    c->ipcss = d[E1000_TXC_IPCSS];
+    c->ipcso = d[E1000_TXC_IPCSO];
+    c->ipcse = e1000_ld_le16(d + E1000_TXC_IPCSE);
+    c->tucss = d[E1000_TXC_TUCSS];
+    c->tucso = d[E1000_TXC_TUCSO];
+    c->tucse = e1000_ld_le16(d + E1000_TXC_TUCSE);
+    c->paylen = lower & E1000_TXC_PAYLEN_MASK;
+    c->tcp = lower & E1000_TXC_TUCMD_TCP;
+    c->ipv4 = lower & E1000_TXC_TUCMD_IP;
+    c->tse = lower & E1000_TXD_CMD_TSE;
+    c->hdr_len = upper >> E1000_TXC_HDRLEN_SHIFT;
+    c->mss = upper >> E1000_TXC_MSS_SHIFT;
+}
+
+static void e1000_tx_gather(E1000State *s, uint64_t addr, uint32_t len)
+{
+    E1000TxPacket *p = &s->txp;
+    if (p->bad) {
+        return;
+    }
+    if (len > E1000_MAX_DESC_DATA || p->len + len > E1000_TX_MAX_PACKET) {
+        qemu_log_mask(LOG_GUEST_ERROR, "e1000: TX descriptor of %u bytes (packet so far %u): "
+                      "too long; packet dropped\n", len, p->len);
+        p->bad = true;
+        return;
+    }
+    if (!dma_memory_read(addr, p->buf + p->len, len)) {
+        p->bad = true;      /* logged by DMA */
+        return;
+    }
+    p->len += len;
+}
+
+/* A legacy or data descriptor. False: its packet waits for the peer. */
+static bool e1000_tx_data(E1000State *s, const uint8_t *d, uint32_t lower, uint32_t upper)
+{
+    E1000TxPacket *p = &s->txp;
+    if (!p->send_pending) {
+        bool first = !p->len && !p->bad;
+        if (lower & E1000_TXD_CMD_DEXT) {
+            if (first) {
+                p->tse = (lower & E1000_TXD_CMD_TSE) && s->txc.tse;
+                p->ixsm = upper & E1000_TXD_POPTS_IXSM;
+                p->txsm = upper & E1000_TXD_POPTS_TXSM;
+            }
+            e1000_tx_gather(s, e1000_ld_le64(d), lower & E1000_TXD_LEN_MASK);
+        } else {
+            if (first) {
+                p->legacy_ic = lower & E1000_TXD_CMD_IC;
+                p->cso = lower >> 16;
+                p->css = upper >> 8;
+            }
+            e1000_tx_gather(s, e1000_ld_le64(d), lower & 0xffff);
+        }
+        if (!(lower & E1000_TXD_CMD_EOP)) {
+            return true;
+        }
+        p->vle = lower & E1000_TXD_CMD_VLE;
+        p->vlan_tci = upper >> 16;
+        p->send_pending = true;
+    }
+    if (!e1000_tx_send_packet(s)) {
+        return false;
+    }
+    e1000_tx_packet_clear(p);
+    return true;
+}
+
+/* One descriptor. False: stop here, the descriptor stays at TDH. */
+static bool e1000_tx_descriptor(E1000State *s, const uint8_t *d)
+{
+    uint32_t lower = e1000_ld_le32(d + E1000_TXD_LOWER);
+    uint32_t upper = e1000_ld_le32(d + E1000_TXD_UPPER);
+    if (!(lower & E1000_TXD_CMD_DEXT) || (lower & E1000_TXD_DTYP_MASK) == E1000_TXD_DTYP_D) {
+        return e1000_tx_data(s, d, lower, upper);
+    }
+    if ((lower & E1000_TXD_DTYP_MASK) == 0) {
+        e1000_tx_context(s, d, lower, upper);
+    } else {
+        qemu_log_mask(LOG_GUEST_ERROR, "e1000: TX descriptor type %u ignored\n",
+                      (lower & E1000_TXD_DTYP_MASK) >> 20);
+    }
+    return true;
+}
+
+/* Transmit from TDH towards TDT, at most max_packets packets (EOPs).
+ * Returns whether descriptors are left for another pass. */
+static bool e1000_tx_run(E1000State *s, unsigned max_packets)
+{
+    if (!(E1000_REG(s, E1000_TCTL) & E1000_TCTL_EN) || s->tx_ring_error || s->tx_waiting) {
+        return false;
+    }
+    if (!pci_bus_master_enabled(&s->pci)) {
+        qemu_log_mask(LOG_GUEST_ERROR, "e1000: transmit without bus mastering enabled\n");
+        return false;
+    }
+    E1000Ring r;
+    if (!e1000_ring_get(s, E1000_TDBAL, "TX", &r)) {
+        s->tx_ring_error = true;
+        return false;
+    }
+    unsigned packets = 0;
+    bool txdw_now = false, txdw_delayed = false;
+    /* head moves towards the tail and stops there: at most r.count steps. */
+    while (r.head != r.tail && packets < max_packets) {
+        uint64_t addr = r.base + (uint64_t)r.head * E1000_DESC_SIZE;
+        uint8_t d[E1000_DESC_SIZE];
+        if (!dma_memory_read(addr, d, sizeof(d))) {
+            s->tx_ring_error = true;    /* the ring left RAM under us */
+            break;
+        }
+        if (!e1000_tx_descriptor(s, d)) {
+            s->tx_waiting = true;
+            break;
+        }
+        uint32_t lower = e1000_ld_le32(d + E1000_TXD_LOWER);
+        bool is_data = !(lower & E1000_TXD_CMD_DEXT) ||
+                       (lower & E1000_TXD_DTYP_MASK) == E1000_TXD_DTYP_D;
+        packets += is_data && (lower & E1000_TXD_CMD_EOP);
+        if (lower & (E1000_TXD_CMD_RS | E1000_TXD_CMD_RPS)) {
+            uint8_t sta = d[E1000_TXD_STA] | E1000_TXD_STAT_DD;
+            dma_memory_write(addr + E1000_TXD_STA, &sta, 1);
+            if (lower & E1000_TXD_CMD_IDE) {
+                txdw_delayed = true;
+            } else {
+                txdw_now = true;
+            }
+        }
+        r.head = (r.head + 1) % r.count;
+        E1000_REG(s, E1000_TDH) = r.head;
+    }
+    if (txdw_now) {
+        e1000_delay_cause(s, &s->tx_delay, 0, 0);
+    } else if (txdw_delayed) {
+        e1000_delay_cause(s, &s->tx_delay, E1000_REG(s, E1000_TIDV), E1000_REG(s, E1000_TADV));
+    }
+    if (r.head == r.tail) {
+        e1000_set_interrupt_cause(s, E1000_ICR_TXQE);
+    }
+    return r.head != r.tail && !s->tx_waiting && !s->tx_ring_error;
+}
+
+void e1000_tx_kick(E1000State *s)
+{
+    if (s->tx_deferred) {
+        qemu_bh_schedule(s->tx_bh);
+    } else {
+        e1000_tx_run(s, UINT_MAX);
+    }
+}
+
+void e1000_tx_resume(E1000State *s)
+{
+    s->tx_waiting = false;
+    e1000_tx_kick(s);
+}

@@ -17,17 +17,10 @@
 #include <glib/gstdio.h>
 #include "block/block-backend.h"
 #include "exec/memory.h"
-#include "hw/irq.h"
-#include "hw/pci/msi.h"
-#include "hw/pci/pci.h"
 #include "hw/virtio/virtio-blk.h"
-#include "hw/virtio/virtio-pci.h"
-#include "hw/virtio/virtio.h"
-#include "pio.h"
 #include "qemu/log.h"
-#include "qemu/main-loop.h"
 #include "sysemu/iothread.h"
-#include "vring-driver.h"
+#include "virtio-pci-driver.h"
 
 #define RAM_BASE        0x100000ULL
 #define RAM_SIZE        (4 << 20)
@@ -40,11 +33,7 @@
 #define DESCS_PER_REQ   4                       /* header, two data pieces, status */
 #define SLOTS           (QSIZE / DESCS_PER_REQ)
 #define IMAGE_SIZE      (1 << 20)
-#define PCI_MEM_BASE    0xe0000000ULL
-#define PCI_MEM_LIMIT   0xfebfffffULL
 #define GSI_BASE        16
-#define MSI_ADDRESS     0xfee00000u
-#define MSI_DATA_BASE   0x40
 #define SERIAL          "pdl-serial-0123456789abc"  /* longer than 20 bytes */
 
 #define F(bit)          VIRTIO_BIT(bit)
@@ -58,7 +47,7 @@
 /* ---- a recording interrupt backend ---- */
 
 static struct {
-    unsigned msis[8];           /* by MSI data - MSI_DATA_BASE (the vector) */
+    unsigned msis[8];           /* by MSI data - VPD_MSI_DATA_BASE (the vector) */
     bool level[IRQ_MAX_GSI];
 } rec;
 
@@ -69,9 +58,9 @@ static void rec_set_level(void *opaque, unsigned gsi, bool level)
 
 static void rec_send_msi(void *opaque, uint64_t address, uint32_t data)
 {
-    g_assert_cmphex(address, ==, MSI_ADDRESS);
-    g_assert_cmpuint(data - MSI_DATA_BASE, <, G_N_ELEMENTS(rec.msis));
-    __atomic_add_fetch(&rec.msis[data - MSI_DATA_BASE], 1, __ATOMIC_SEQ_CST);
+    g_assert_cmphex(address, ==, VPD_MSI_ADDRESS);
+    g_assert_cmpuint(data - VPD_MSI_DATA_BASE, <, G_N_ELEMENTS(rec.msis));
+    __atomic_add_fetch(&rec.msis[data - VPD_MSI_DATA_BASE], 1, __ATOMIC_SEQ_CST);
 }
 
 static unsigned msis(unsigned vector)
@@ -99,176 +88,79 @@ typedef struct TestOptions {
 } TestOptions;
 
 typedef struct TestDev {
-    PCIBus *bus;
-    unsigned devfn;
+    VirtioPCIDriver d;
     QEMUDevice *qdev;
     BlockBackend *blk;
     IOThread *iothread;
     char *path;
-    uint64_t common, isr, device, notify;   /* guest-physical, from the caps */
     uint16_t legacy;            /* BAR 0's port while a legacy driver drives it, or 0 */
-    uint32_t notify_mult;
-    uint64_t msix_table;
-    uint8_t msix_cap;
     unsigned vendor_caps;       /* bit n: a virtio capability of cfg_type n */
     unsigned gsi;
     TestVring vq[2];
     unsigned next_slot;
 } TestDev;
 
-static uint32_t cfg_read(TestDev *t, uint32_t offset, unsigned len)
-{
-    return pci_bus_config_read(t->bus, t->devfn, offset, len);
-}
-
-static void cfg_write(TestDev *t, uint32_t offset, uint32_t value, unsigned len)
-{
-    pci_bus_config_write(t->bus, t->devfn, offset, value, len);
-}
-
-static uint64_t bar_address(TestDev *t, unsigned nr)
-{
-    uint64_t lo = cfg_read(t, PCI_BASE_ADDRESS_0 + 4 * nr, 4);
-    uint64_t addr = lo & ~0xfULL;
-    if (lo & PCI_BASE_ADDRESS_MEM_TYPE_64) {
-        addr |= (uint64_t)cfg_read(t, PCI_BASE_ADDRESS_0 + 4 * (nr + 1), 4) << 32;
-    }
-    return addr;
-}
-
-/* As virtio_pci_modern finds them: each vendor capability by type. */
+/*
+ * The structures found as virtio_pci_modern finds them, and QEMU's layout
+ * of them checked: besides MSI-X (its table in BAR 1) only virtio
+ * capabilities, each of a known type for a 4 KiB structure in BAR 4, the
+ * notify one 20 bytes long.
+ */
 static void find_structures(TestDev *t)
 {
+    VirtioPCIDriver *d = &t->d;
+    vpd_find_structures(d);
     unsigned found = 0;
-    for (uint8_t cap = cfg_read(t, PCI_CAPABILITY_LIST, 1); cap; cap = cfg_read(t, cap + 1, 1)) {
-        uint8_t id = cfg_read(t, cap, 1);
-        if (id == PCI_CAP_ID_MSIX) {
-            t->msix_cap = cap;
+    for (uint8_t cap = vpd_cfg_read(d, PCI_CAPABILITY_LIST, 1); cap;
+         cap = vpd_cfg_read(d, cap + 1, 1)) {
+        if (cap == d->msix_cap) {
             continue;
         }
-        g_assert_cmpuint(id, ==, PCI_CAP_ID_VNDR);
-        uint8_t type = cfg_read(t, cap + 3, 1);
-        g_assert_cmpuint(cfg_read(t, cap + 4, 1), ==, VIRTIO_PCI_MODERN_BAR);
-        uint64_t addr = bar_address(t, VIRTIO_PCI_MODERN_BAR) + cfg_read(t, cap + 8, 4);
-        g_assert_cmpuint(cfg_read(t, cap + 12, 4), ==, 0x1000);
-        switch (type) {
-        case VIRTIO_PCI_CAP_COMMON_CFG:
-            t->common = addr;
-            break;
-        case VIRTIO_PCI_CAP_ISR_CFG:
-            t->isr = addr;
-            break;
-        case VIRTIO_PCI_CAP_DEVICE_CFG:
-            t->device = addr;
-            break;
-        case VIRTIO_PCI_CAP_NOTIFY_CFG:
-            g_assert_cmpuint(cfg_read(t, cap + 2, 1), ==, 20);
-            t->notify = addr;
-            t->notify_mult = cfg_read(t, cap + 16, 4);
-            break;
-        default:
-            g_assert_not_reached();
+        g_assert_cmpuint(vpd_cfg_read(d, cap, 1), ==, PCI_CAP_ID_VNDR);
+        uint8_t type = vpd_cfg_read(d, cap + 3, 1);
+        g_assert_cmpuint(type, >=, VIRTIO_PCI_CAP_COMMON_CFG);
+        g_assert_cmpuint(type, <=, VIRTIO_PCI_CAP_DEVICE_CFG);
+        g_assert_cmpuint(vpd_cfg_read(d, cap + 4, 1), ==, VIRTIO_PCI_MODERN_BAR);
+        g_assert_cmpuint(vpd_cfg_read(d, cap + 12, 4), ==, 0x1000);
+        if (type == VIRTIO_PCI_CAP_NOTIFY_CFG) {
+            g_assert_cmpuint(vpd_cfg_read(d, cap + 2, 1), ==, 20);
         }
         found |= 1u << type;
     }
     t->vendor_caps = found;
-    g_assert_cmpuint(t->msix_cap, !=, 0);
-    uint32_t table = cfg_read(t, t->msix_cap + 4, 4);
-    g_assert_cmphex(table & 7, ==, VIRTIO_PCI_MSIX_BAR);
-    t->msix_table = bar_address(t, VIRTIO_PCI_MSIX_BAR) + (table & ~7u);
+    g_assert_cmpuint(d->msix_cap, !=, 0);
+    g_assert_cmphex(vpd_cfg_read(d, d->msix_cap + 4, 4) & 7, ==, VIRTIO_PCI_MSIX_BAR);
 }
 
-static uint32_t common_read(TestDev *t, unsigned offset, unsigned size)
-{
-    return mem_read(t->common + offset, size);
-}
-
-static void common_write(TestDev *t, unsigned offset, uint32_t value, unsigned size)
-{
-    mem_write(t->common + offset, value, size);
-}
-
-static uint64_t device_features(TestDev *t)
-{
-    common_write(t, VIRTIO_PCI_COMMON_DFSELECT, 0, 4);
-    uint64_t f = common_read(t, VIRTIO_PCI_COMMON_DF, 4);
-    common_write(t, VIRTIO_PCI_COMMON_DFSELECT, 1, 4);
-    return f | (uint64_t)common_read(t, VIRTIO_PCI_COMMON_DF, 4) << 32;
-}
-
-static void set_driver_features(TestDev *t, uint64_t f)
-{
-    common_write(t, VIRTIO_PCI_COMMON_GFSELECT, 0, 4);
-    common_write(t, VIRTIO_PCI_COMMON_GF, (uint32_t)f, 4);
-    common_write(t, VIRTIO_PCI_COMMON_GFSELECT, 1, 4);
-    common_write(t, VIRTIO_PCI_COMMON_GF, f >> 32, 4);
-}
-
-static uint8_t status(TestDev *t)
-{
-    return common_read(t, VIRTIO_PCI_COMMON_STATUS, 1);
-}
-
-static void set_status(TestDev *t, uint8_t s)
-{
-    common_write(t, VIRTIO_PCI_COMMON_STATUS, s, 1);
-}
-
-static void enable_msix(TestDev *t, unsigned nvectors)
-{
-    for (unsigned v = 0; v < nvectors; v++) {
-        uint64_t entry = t->msix_table + v * MSIX_TABLE_ENTRY_SIZE;
-        mem_write(entry, MSI_ADDRESS, 4);
-        mem_write(entry + 4, 0, 4);
-        mem_write(entry + 8, MSI_DATA_BASE + v, 4);
-        mem_write(entry + 12, 0, 4);
-    }
-    cfg_write(t, t->msix_cap + 2, 0x8000, 2);
-}
-
+/* Queue q as the device offers it, laid out and enabled. */
 static void setup_queue(TestDev *t, unsigned q, uint16_t vector)
 {
-    TestVring *tv = &t->vq[q];
-    tv_init(tv, ram, RAM_BASE, QSIZE, RING_GPA(q));
-    common_write(t, VIRTIO_PCI_COMMON_Q_SELECT, q, 2);
-    g_assert_cmpuint(common_read(t, VIRTIO_PCI_COMMON_Q_SIZE, 2), ==, 256);
-    g_assert_cmpuint(common_read(t, VIRTIO_PCI_COMMON_Q_NOFF, 2), ==, q);
-    common_write(t, VIRTIO_PCI_COMMON_Q_SIZE, QSIZE, 2);
-    /* 64-bit addresses as two halves, as Linux writes them. */
-    common_write(t, VIRTIO_PCI_COMMON_Q_DESCLO, tv->desc, 4);
-    common_write(t, VIRTIO_PCI_COMMON_Q_DESCHI, 0, 4);
-    common_write(t, VIRTIO_PCI_COMMON_Q_AVAILLO, tv->avail, 4);
-    common_write(t, VIRTIO_PCI_COMMON_Q_AVAILHI, 0, 4);
-    common_write(t, VIRTIO_PCI_COMMON_Q_USEDLO, tv->used, 4);
-    common_write(t, VIRTIO_PCI_COMMON_Q_USEDHI, 0, 4);
-    common_write(t, VIRTIO_PCI_COMMON_Q_MSIX, vector, 2);
-    g_assert_cmpuint(common_read(t, VIRTIO_PCI_COMMON_Q_MSIX, 2), ==, vector);
-    common_write(t, VIRTIO_PCI_COMMON_Q_ENABLE, 1, 2);
-    g_assert_cmpuint(common_read(t, VIRTIO_PCI_COMMON_Q_ENABLE, 2), ==, 1);
+    vpd_common_write(&t->d, VIRTIO_PCI_COMMON_Q_SELECT, q, 2);
+    g_assert_cmpuint(vpd_common_read(&t->d, VIRTIO_PCI_COMMON_Q_SIZE, 2), ==, 256);
+    tv_init(&t->vq[q], ram, RAM_BASE, QSIZE, RING_GPA(q));
+    vpd_setup_queue(&t->d, q, &t->vq[q], vector);
 }
 
 /* Linux's virtio_dev_probe + virtblk_probe order, up to DRIVER_OK. */
 static void driver_init(TestDev *t, const TestOptions *o)
 {
-    set_status(t, 0);
-    g_assert_cmpuint(status(t), ==, 0);
-    set_status(t, VIRTIO_CONFIG_S_ACKNOWLEDGE);
-    set_status(t, VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER);
-    set_driver_features(t, device_features(t) & DRIVER_FEATURES);
+    vpd_set_status(&t->d, 0);
+    g_assert_cmpuint(vpd_status(&t->d), ==, 0);
+    vpd_set_status(&t->d, VIRTIO_CONFIG_S_ACKNOWLEDGE);
+    vpd_set_status(&t->d, VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER);
+    vpd_set_driver_features(&t->d, vpd_device_features(&t->d) & DRIVER_FEATURES);
     uint8_t s = VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER |
                 VIRTIO_CONFIG_S_FEATURES_OK;
-    set_status(t, s);
-    g_assert_cmphex(status(t), ==, s);
+    vpd_set_status(&t->d, s);
+    g_assert_cmphex(vpd_status(&t->d), ==, s);
     unsigned nq = o->num_queues ? o->num_queues : 1;
     if (o->msix) {
-        enable_msix(t, nq + 1);
-        common_write(t, VIRTIO_PCI_COMMON_MSIX, 0, 2);
-        g_assert_cmpuint(common_read(t, VIRTIO_PCI_COMMON_MSIX, 2), ==, 0);
+        vpd_enable_msix(&t->d, nq + 1);
     }
     for (unsigned q = 0; q < nq; q++) {
         setup_queue(t, q, o->msix ? q + 1 : VIRTIO_NO_VECTOR);
     }
-    set_status(t, s | VIRTIO_CONFIG_S_DRIVER_OK);
+    vpd_set_status(&t->d, s | VIRTIO_CONFIG_S_DRIVER_OK);
     t->next_slot = 0;
 }
 
@@ -278,7 +170,7 @@ static TestDev *dev_create(const TestOptions *o)
     TestDev *t = g_new0(TestDev, 1);
     memset(ram, 0, RAM_SIZE);
     memset(&rec, 0, sizeof(rec));
-    t->bus = pci_bus_new(map_irq);
+    PCIBus *bus = pci_bus_new(map_irq);
     t->path = g_build_filename(test_dir, "vblk.img", NULL);
     int fd = open(t->path, O_CREAT | O_TRUNC | O_RDWR, 0644);
     g_assert_cmpint(fd, >=, 0);
@@ -301,13 +193,11 @@ static TestDev *dev_create(const TestOptions *o)
         .blk = t->blk, .iothread = t->iothread, .num_queues = o->num_queues ? o->num_queues : 1,
         .queue_size = 256, .serial = SERIAL, .pci = o->pci,
     };
-    t->qdev = virtio_blk_pci_new(t->bus, -1, &conf, &err);
+    t->qdev = virtio_blk_pci_new(bus, -1, &conf, &err);
     g_assert_null(err);
-    t->devfn = ((PCIDevice *)t->qdev)->devfn;
-    g_assert_true(pci_bus_assign_resources(t->bus, 0xc000, 0xffff, PCI_MEM_BASE, PCI_MEM_LIMIT,
-                                           &err));
-    cfg_write(t, PCI_COMMAND, PCI_COMMAND_IO | PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER, 2);
-    t->gsi = cfg_read(t, PCI_INTERRUPT_LINE, 1);
+    vpd_enable(&t->d, bus, ((PCIDevice *)t->qdev)->devfn,
+               PCI_COMMAND_IO | PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER);
+    t->gsi = vpd_cfg_read(&t->d, PCI_INTERRUPT_LINE, 1);
     return t;
 }
 
@@ -326,7 +216,7 @@ static TestDev *dev_new(const TestOptions *o)
  * next test's device shares, goes down), closed. */
 static void dev_free(TestDev *t)
 {
-    cfg_write(t, PCI_COMMAND, 0, 2);
+    vpd_cfg_write(&t->d, PCI_COMMAND, 0, 2);
     t->qdev->drain(t->qdev);
     device_lock(t->qdev);
     t->qdev->reset(t->qdev);
@@ -378,23 +268,15 @@ static Req post(TestDev *t, unsigned q, uint32_t type, uint64_t sector, uint64_t
     return r;
 }
 
-/* As Linux's vp_notify: the queue index, 2 bytes, at the queue's address.
- * Dispatch signals the queue's ioeventfd (KVM would); the device serves
- * it on its context. */
+/* As Linux's vp_notify, through the interface the driver uses: the queue
+ * index at the queue's address or port. Dispatch signals the queue's
+ * ioeventfd (KVM would); the device serves it on its context. */
 static void kick(TestDev *t, unsigned q)
 {
     if (t->legacy) {
         outw(t->legacy + VIRTIO_PCI_LEGACY_QUEUE_NOTIFY, q);
     } else {
-        mem_write(t->notify + q * t->notify_mult, q, 2);
-    }
-}
-
-/* Run what the main loop has ready (kicks, completions, interrupts sent
- * from user space) until nothing is left. */
-static void main_loop_settle(void)
-{
-    while (g_main_context_iteration(main_loop_context(), FALSE)) {
+        vpd_kick(&t->d, q);
     }
 }
 
@@ -412,7 +294,7 @@ static VRingUsedElem wait_used(TestDev *t, unsigned q, unsigned n)
         }
     }
     /* Let the interrupt bottom half, and the vector's notifier, run too. */
-    main_loop_settle();
+    vpd_settle();
     if (t->iothread) {
         g_usleep(20000);
     }
@@ -486,28 +368,30 @@ static void write_read_back(TestDev *t, uint64_t sector, uint32_t len, unsigned 
 static void test_pci_identity(void)
 {
     TestDev *t = dev_new(&(TestOptions) { .num_queues = 1, .msix = true });
-    g_assert_cmphex(cfg_read(t, PCI_VENDOR_ID, 4), ==, 0x10011af4);
-    g_assert_cmphex(cfg_read(t, PCI_REVISION_ID, 4), ==, 0x01000000);   /* SCSI class, rev 0 */
-    g_assert_cmphex(cfg_read(t, PCI_SUBSYSTEM_VENDOR_ID, 4), ==, 0x00021af4);
-    g_assert_cmphex(cfg_read(t, PCI_INTERRUPT_PIN, 1), ==, 1);
-    g_assert_cmphex(cfg_read(t, PCI_BASE_ADDRESS_0 + 16, 4) & 0xf, ==,
+    g_assert_cmphex(vpd_cfg_read(&t->d, PCI_VENDOR_ID, 4), ==, 0x10011af4);
+    /* SCSI class, rev 0 */
+    g_assert_cmphex(vpd_cfg_read(&t->d, PCI_REVISION_ID, 4), ==, 0x01000000);
+    g_assert_cmphex(vpd_cfg_read(&t->d, PCI_SUBSYSTEM_VENDOR_ID, 4), ==, 0x00021af4);
+    g_assert_cmphex(vpd_cfg_read(&t->d, PCI_INTERRUPT_PIN, 1), ==, 1);
+    g_assert_cmphex(vpd_cfg_read(&t->d, PCI_BASE_ADDRESS_0 + 16, 4) & 0xf, ==,
                     PCI_BASE_ADDRESS_MEM_TYPE_64 | PCI_BASE_ADDRESS_MEM_PREFETCH);
-    g_assert_cmphex(bar_address(t, 4) - t->common, ==, 0);
-    g_assert_cmphex(t->isr - t->common, ==, 0x1000);
-    g_assert_cmphex(t->device - t->common, ==, 0x2000);
-    g_assert_cmphex(t->notify - t->common, ==, 0x3000);
-    g_assert_cmpuint(t->notify_mult, ==, 4);
+    g_assert_cmphex(vpd_bar_address(&t->d, 4) - t->d.common, ==, 0);
+    g_assert_cmphex(t->d.isr - t->d.common, ==, 0x1000);
+    g_assert_cmphex(t->d.device - t->d.common, ==, 0x2000);
+    g_assert_cmphex(t->d.notify - t->d.common, ==, 0x3000);
+    g_assert_cmpuint(t->d.notify_mult, ==, 4);
     /* MSI-X: queues + 1 vectors, table at 0 and PBA at 0x800 of BAR 1. */
-    g_assert_cmphex(cfg_read(t, t->msix_cap + 2, 2) & 0x7ff, ==, 1);
-    g_assert_cmphex(cfg_read(t, t->msix_cap + 8, 4), ==, 0x800 | VIRTIO_PCI_MSIX_BAR);
+    g_assert_cmphex(vpd_cfg_read(&t->d, t->d.msix_cap + 2, 2) & 0x7ff, ==, 1);
+    g_assert_cmphex(vpd_cfg_read(&t->d, t->d.msix_cap + 8, 4), ==, 0x800 | VIRTIO_PCI_MSIX_BAR);
     /* BAR sizes, as Linux's PCI core measures them. */
-    cfg_write(t, PCI_COMMAND, 0, 2);
-    cfg_write(t, PCI_BASE_ADDRESS_0 + 16, 0xffffffff, 4);
-    g_assert_cmphex(cfg_read(t, PCI_BASE_ADDRESS_0 + 16, 4), ==, 0xffffc00c);
-    cfg_write(t, PCI_BASE_ADDRESS_0 + 4, 0xffffffff, 4);
-    g_assert_cmphex(cfg_read(t, PCI_BASE_ADDRESS_0 + 4, 4), ==, 0xfffff000);
-    cfg_write(t, PCI_BASE_ADDRESS_0, 0xffffffff, 4);
-    g_assert_cmphex(cfg_read(t, PCI_BASE_ADDRESS_0, 4) & 0xffff, ==, 0xff81);  /* 128 B of I/O */
+    vpd_cfg_write(&t->d, PCI_COMMAND, 0, 2);
+    vpd_cfg_write(&t->d, PCI_BASE_ADDRESS_0 + 16, 0xffffffff, 4);
+    g_assert_cmphex(vpd_cfg_read(&t->d, PCI_BASE_ADDRESS_0 + 16, 4), ==, 0xffffc00c);
+    vpd_cfg_write(&t->d, PCI_BASE_ADDRESS_0 + 4, 0xffffffff, 4);
+    g_assert_cmphex(vpd_cfg_read(&t->d, PCI_BASE_ADDRESS_0 + 4, 4), ==, 0xfffff000);
+    vpd_cfg_write(&t->d, PCI_BASE_ADDRESS_0, 0xffffffff, 4);
+    /* 128 B of I/O */
+    g_assert_cmphex(vpd_cfg_read(&t->d, PCI_BASE_ADDRESS_0, 4) & 0xffff, ==, 0xff81);
     dev_free(t);
 }
 
@@ -518,24 +402,24 @@ static void test_disable_legacy(void)
     const VirtIOPCIConf pci = { .disable_legacy = ON_OFF_AUTO_ON, .ioeventfd = true,
                                 .irqfd = true };
     TestDev *t = dev_new(&(TestOptions) { .num_queues = 1, .msix = true, .pci = &pci });
-    g_assert_cmphex(cfg_read(t, PCI_VENDOR_ID, 4), ==, 0x10421af4);
-    g_assert_cmphex(cfg_read(t, PCI_REVISION_ID, 4), ==, 0x01000001);
-    g_assert_cmphex(cfg_read(t, PCI_SUBSYSTEM_VENDOR_ID, 4), ==, 0x11001af4);
-    cfg_write(t, PCI_BASE_ADDRESS_0, 0xffffffff, 4);
-    g_assert_cmphex(cfg_read(t, PCI_BASE_ADDRESS_0, 4), ==, 0);
+    g_assert_cmphex(vpd_cfg_read(&t->d, PCI_VENDOR_ID, 4), ==, 0x10421af4);
+    g_assert_cmphex(vpd_cfg_read(&t->d, PCI_REVISION_ID, 4), ==, 0x01000001);
+    g_assert_cmphex(vpd_cfg_read(&t->d, PCI_SUBSYSTEM_VENDOR_ID, 4), ==, 0x11001af4);
+    vpd_cfg_write(&t->d, PCI_BASE_ADDRESS_0, 0xffffffff, 4);
+    g_assert_cmphex(vpd_cfg_read(&t->d, PCI_BASE_ADDRESS_0, 4), ==, 0);
     g_assert_cmpuint(run(t, VIRTIO_BLK_T_FLUSH, 0, 0, 0, false, NULL), ==, VIRTIO_BLK_S_OK);
     dev_free(t);
 }
 
 static uint32_t config32(TestDev *t, unsigned offset)
 {
-    return mem_read(t->device + offset, 4);
+    return mem_read(t->d.device + offset, 4);
 }
 
 static void test_features_and_config(void)
 {
     TestDev *t = dev_new(&(TestOptions) { .num_queues = 1, .discard = true });
-    uint64_t f = device_features(t);
+    uint64_t f = vpd_device_features(&t->d);
     uint64_t expected = F(VIRTIO_F_VERSION_1) | F(VIRTIO_F_RING_EVENT_IDX) |
                         F(VIRTIO_F_RING_INDIRECT_DESC) | F(VIRTIO_BLK_F_SEG_MAX) |
                         F(VIRTIO_BLK_F_BLK_SIZE) | F(VIRTIO_BLK_F_FLUSH) |
@@ -543,39 +427,39 @@ static void test_features_and_config(void)
                         F(VIRTIO_BLK_F_DISCARD) | F(VIRTIO_BLK_F_WRITE_ZEROES);
     g_assert_cmphex(f, ==, expected);
     /* Accepted features read back; one that was not offered is dropped. */
-    common_write(t, VIRTIO_PCI_COMMON_GFSELECT, 0, 4);
-    g_assert_cmphex(common_read(t, VIRTIO_PCI_COMMON_GF, 4), ==, (uint32_t)expected);
+    vpd_common_write(&t->d, VIRTIO_PCI_COMMON_GFSELECT, 0, 4);
+    g_assert_cmphex(vpd_common_read(&t->d, VIRTIO_PCI_COMMON_GF, 4), ==, (uint32_t)expected);
 
     /* Config space: capacity in sectors, 8 bytes as two dwords too. */
     g_assert_cmpuint(config32(t, VIRTIO_BLK_CFG_CAPACITY), ==, IMAGE_SIZE / 512);
     g_assert_cmpuint(config32(t, VIRTIO_BLK_CFG_CAPACITY + 4), ==, 0);
     uint64_t capacity = 0;
-    g_assert_cmpint(address_space_read(address_space_memory, t->device, &capacity, 8), ==,
+    g_assert_cmpint(address_space_read(address_space_memory, t->d.device, &capacity, 8), ==,
                     MEMTX_OK);
     g_assert_cmpuint(capacity, ==, IMAGE_SIZE / 512);
     g_assert_cmpuint(config32(t, VIRTIO_BLK_CFG_SEG_MAX), ==, 254);
     g_assert_cmpuint(config32(t, VIRTIO_BLK_CFG_BLK_SIZE), ==, 512);
-    g_assert_cmpuint(mem_read(t->device + VIRTIO_BLK_CFG_NUM_QUEUES, 2), ==, 1);
-    g_assert_cmpuint(mem_read(t->device + VIRTIO_BLK_CFG_WRITEBACK, 1), ==, 1);
+    g_assert_cmpuint(mem_read(t->d.device + VIRTIO_BLK_CFG_NUM_QUEUES, 2), ==, 1);
+    g_assert_cmpuint(mem_read(t->d.device + VIRTIO_BLK_CFG_WRITEBACK, 1), ==, 1);
     g_assert_cmpuint(config32(t, VIRTIO_BLK_CFG_MAX_DISCARD_SECTORS), ==, 2097152);
     g_assert_cmpuint(config32(t, VIRTIO_BLK_CFG_MAX_DISCARD_SEG), ==, 1);
-    g_assert_cmpuint(mem_read(t->device + VIRTIO_BLK_CFG_WZ_MAY_UNMAP, 1), ==, 1);
-    g_assert_cmpuint(mem_read(t->device + VIRTIO_BLK_CFG_SIZE, 4), ==, 0);   /* past the end */
+    g_assert_cmpuint(mem_read(t->d.device + VIRTIO_BLK_CFG_WZ_MAY_UNMAP, 1), ==, 1);
+    g_assert_cmpuint(mem_read(t->d.device + VIRTIO_BLK_CFG_SIZE, 4), ==, 0);   /* past the end */
 
     /* The guest turns its write cache off (CONFIG_WCE negotiated). */
-    mem_write(t->device + VIRTIO_BLK_CFG_WRITEBACK, 0, 1);
+    mem_write(t->d.device + VIRTIO_BLK_CFG_WRITEBACK, 0, 1);
     g_assert_false(blk_enable_write_cache(t->blk));
-    g_assert_cmpuint(mem_read(t->device + VIRTIO_BLK_CFG_WRITEBACK, 1), ==, 0);
+    g_assert_cmpuint(mem_read(t->d.device + VIRTIO_BLK_CFG_WRITEBACK, 1), ==, 0);
     /* ... and a reset restores the drive's mode. */
-    set_status(t, 0);
+    vpd_set_status(&t->d, 0);
     g_assert_true(blk_enable_write_cache(t->blk));
 
     /* FEATURES_OK without VERSION_1 does not stick: a legacy driver. */
-    set_status(t, VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER);
-    set_driver_features(t, F(VIRTIO_BLK_F_FLUSH));
-    set_status(t, VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER |
+    vpd_set_status(&t->d, VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER);
+    vpd_set_driver_features(&t->d, F(VIRTIO_BLK_F_FLUSH));
+    vpd_set_status(&t->d, VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER |
                   VIRTIO_CONFIG_S_FEATURES_OK);
-    g_assert_cmphex(status(t), ==, VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER);
+    g_assert_cmphex(vpd_status(&t->d), ==, VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER);
     dev_free(t);
 }
 
@@ -645,7 +529,7 @@ static void test_read_write(void)
     g_assert_cmpuint(run(t, 0x1234, 0, DATA2_GPA, 512, true, NULL), ==, VIRTIO_BLK_S_UNSUPP);
     read_image(t, 0, file, 1024);
     g_assert_true(all_zero(file, 1024));
-    g_assert_cmphex(status(t) & VIRTIO_CONFIG_S_NEEDS_RESET, ==, 0);
+    g_assert_cmphex(vpd_status(&t->d) & VIRTIO_CONFIG_S_NEEDS_RESET, ==, 0);
     g_free(file);
     dev_free(t);
 }
@@ -689,9 +573,9 @@ static void test_intx(void)
     g_assert_false(rec.level[t->gsi]);
     g_assert_cmpuint(run(t, VIRTIO_BLK_T_FLUSH, 0, 0, 0, false, NULL), ==, VIRTIO_BLK_S_OK);
     g_assert_true(rec.level[t->gsi]);
-    g_assert_cmphex(mem_read(t->isr, 1), ==, VIRTIO_ISR_QUEUE);    /* read and clear */
+    g_assert_cmphex(mem_read(t->d.isr, 1), ==, VIRTIO_ISR_QUEUE);    /* read and clear */
     g_assert_false(rec.level[t->gsi]);
-    g_assert_cmphex(mem_read(t->isr, 1), ==, 0);
+    g_assert_cmphex(mem_read(t->d.isr, 1), ==, 0);
     g_assert_cmpuint(msis(1), ==, 0);
     dev_free(t);
 }
@@ -705,17 +589,19 @@ static void test_needs_reset(void)
     tv_desc(tv, 1, DATA_GPA, 512, VRING_DESC_F_NEXT, 0);
     tv_publish(tv, 0);
     kick(t, 0);
-    main_loop_settle();
-    g_assert_cmphex(status(t) & VIRTIO_CONFIG_S_NEEDS_RESET, ==, VIRTIO_CONFIG_S_NEEDS_RESET);
+    vpd_settle();
+    g_assert_cmphex(vpd_status(&t->d) & VIRTIO_CONFIG_S_NEEDS_RESET, ==,
+                    VIRTIO_CONFIG_S_NEEDS_RESET);
     g_assert_cmpuint(msis(0), ==, 1);           /* the configuration vector */
     g_assert_cmpuint(tv_used_idx(tv), ==, 0);
     /* Until a reset, kicks do nothing, and the driver cannot clear the bit. */
     post(t, 0, VIRTIO_BLK_T_FLUSH, 0, 0, 0, false);
     kick(t, 0);
-    main_loop_settle();
+    vpd_settle();
     g_assert_cmpuint(tv_used_idx(tv), ==, 0);
-    set_status(t, status(t) & ~VIRTIO_CONFIG_S_NEEDS_RESET);
-    g_assert_cmphex(status(t) & VIRTIO_CONFIG_S_NEEDS_RESET, ==, VIRTIO_CONFIG_S_NEEDS_RESET);
+    vpd_set_status(&t->d, vpd_status(&t->d) & ~VIRTIO_CONFIG_S_NEEDS_RESET);
+    g_assert_cmphex(vpd_status(&t->d) & VIRTIO_CONFIG_S_NEEDS_RESET, ==,
+                    VIRTIO_CONFIG_S_NEEDS_RESET);
 
     /* A reset and a new start: the device works again. */
     driver_init(t, &(TestOptions) { .num_queues = 1, .msix = true });
@@ -725,20 +611,22 @@ static void test_needs_reset(void)
     tv_desc(tv, 8, HDR_GPA, 16, 0, 0);
     tv_publish(tv, 8);
     kick(t, 0);
-    main_loop_settle();
-    g_assert_cmphex(status(t) & VIRTIO_CONFIG_S_NEEDS_RESET, ==, VIRTIO_CONFIG_S_NEEDS_RESET);
+    vpd_settle();
+    g_assert_cmphex(vpd_status(&t->d) & VIRTIO_CONFIG_S_NEEDS_RESET, ==,
+                    VIRTIO_CONFIG_S_NEEDS_RESET);
 
     /* Rings outside RAM at enable. */
-    set_status(t, 0);
-    set_status(t, VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER);
-    set_driver_features(t, F(VIRTIO_F_VERSION_1));
-    set_status(t, VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER |
+    vpd_set_status(&t->d, 0);
+    vpd_set_status(&t->d, VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER);
+    vpd_set_driver_features(&t->d, F(VIRTIO_F_VERSION_1));
+    vpd_set_status(&t->d, VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER |
                   VIRTIO_CONFIG_S_FEATURES_OK);
-    common_write(t, VIRTIO_PCI_COMMON_Q_SELECT, 0, 2);
-    common_write(t, VIRTIO_PCI_COMMON_Q_DESCLO, 0x80000000u, 4);
-    common_write(t, VIRTIO_PCI_COMMON_Q_ENABLE, 1, 2);
-    g_assert_cmpuint(common_read(t, VIRTIO_PCI_COMMON_Q_ENABLE, 2), ==, 0);
-    g_assert_cmphex(status(t) & VIRTIO_CONFIG_S_NEEDS_RESET, ==, VIRTIO_CONFIG_S_NEEDS_RESET);
+    vpd_common_write(&t->d, VIRTIO_PCI_COMMON_Q_SELECT, 0, 2);
+    vpd_common_write(&t->d, VIRTIO_PCI_COMMON_Q_DESCLO, 0x80000000u, 4);
+    vpd_common_write(&t->d, VIRTIO_PCI_COMMON_Q_ENABLE, 1, 2);
+    g_assert_cmpuint(vpd_common_read(&t->d, VIRTIO_PCI_COMMON_Q_ENABLE, 2), ==, 0);
+    g_assert_cmphex(vpd_status(&t->d) & VIRTIO_CONFIG_S_NEEDS_RESET, ==,
+                    VIRTIO_CONFIG_S_NEEDS_RESET);
     dev_free(t);
 }
 
@@ -752,17 +640,17 @@ static void test_reset_waits_for_in_flight(void)
     /* One iteration serves the kick and submits the request; its
      * completion, which needs the main loop too, comes in a later one. */
     g_main_context_iteration(main_loop_context(), TRUE);
-    uint8_t before = status(t);
-    set_status(t, 0);
-    g_assert_cmphex(status(t), ==, before);
+    uint8_t before = vpd_status(&t->d);
+    vpd_set_status(&t->d, 0);
+    g_assert_cmphex(vpd_status(&t->d), ==, before);
     gint64 deadline = g_get_monotonic_time() + 10 * G_TIME_SPAN_SECOND;
-    while (status(t) != 0) {
+    while (vpd_status(&t->d) != 0) {
         g_assert_cmpint(g_get_monotonic_time(), <, deadline);
         g_main_context_iteration(main_loop_context(), FALSE);
     }
     g_assert_cmpuint(tv_used_idx(&t->vq[0]), ==, 0);
-    common_write(t, VIRTIO_PCI_COMMON_Q_SELECT, 0, 2);
-    g_assert_cmpuint(common_read(t, VIRTIO_PCI_COMMON_Q_ENABLE, 2), ==, 0);
+    vpd_common_write(&t->d, VIRTIO_PCI_COMMON_Q_SELECT, 0, 2);
+    g_assert_cmpuint(vpd_common_read(&t->d, VIRTIO_PCI_COMMON_Q_ENABLE, 2), ==, 0);
     dev_free(t);
 }
 
@@ -777,9 +665,9 @@ static void test_iothread(void)
 static void test_multiqueue(void)
 {
     TestDev *t = dev_new(&(TestOptions) { .num_queues = 2, .msix = true });
-    g_assert_true(device_features(t) & F(VIRTIO_BLK_F_MQ));
-    g_assert_cmpuint(mem_read(t->device + VIRTIO_BLK_CFG_NUM_QUEUES, 2), ==, 2);
-    g_assert_cmpuint(common_read(t, VIRTIO_PCI_COMMON_NUMQ, 2), ==, 2);
+    g_assert_true(vpd_device_features(&t->d) & F(VIRTIO_BLK_F_MQ));
+    g_assert_cmpuint(mem_read(t->d.device + VIRTIO_BLK_CFG_NUM_QUEUES, 2), ==, 2);
+    g_assert_cmpuint(vpd_common_read(&t->d, VIRTIO_PCI_COMMON_NUMQ, 2), ==, 2);
     fill_pattern(gpa(DATA_GPA), 4096, 3);
     Req a = post(t, 0, VIRTIO_BLK_T_OUT, 0, DATA_GPA, 4096, false);
     Req b = post(t, 1, VIRTIO_BLK_T_OUT, 8, DATA_GPA, 4096, false);
@@ -800,7 +688,7 @@ static void test_multiqueue(void)
 static void test_read_only(void)
 {
     TestDev *t = dev_new(&(TestOptions) { .num_queues = 1, .read_only = true });
-    g_assert_true(device_features(t) & F(VIRTIO_BLK_F_RO));
+    g_assert_true(vpd_device_features(&t->d) & F(VIRTIO_BLK_F_RO));
     memset(gpa(DATA_GPA), 0x5a, 4096);
     g_assert_cmpuint(run(t, VIRTIO_BLK_T_OUT, 0, DATA_GPA, 4096, false, NULL), ==,
                      VIRTIO_BLK_S_IOERR);
@@ -816,43 +704,44 @@ static void test_read_only(void)
 static void test_register_abuse(void)
 {
     TestDev *t = dev_new(&(TestOptions) { .num_queues = 1, .msix = true });
-    g_assert_cmphex(common_read(t, VIRTIO_PCI_COMMON_DF, 2), ==, 0);     /* half a field */
-    g_assert_cmphex(common_read(t, VIRTIO_PCI_COMMON_SIZE, 4), ==, 0);   /* past the fields */
-    common_write(t, VIRTIO_PCI_COMMON_NUMQ, 7, 2);
-    g_assert_cmpuint(common_read(t, VIRTIO_PCI_COMMON_NUMQ, 2), ==, 1);
+    g_assert_cmphex(vpd_common_read(&t->d, VIRTIO_PCI_COMMON_DF, 2), ==, 0);     /* half a field */
+    /* past the fields */
+    g_assert_cmphex(vpd_common_read(&t->d, VIRTIO_PCI_COMMON_SIZE, 4), ==, 0);
+    vpd_common_write(&t->d, VIRTIO_PCI_COMMON_NUMQ, 7, 2);
+    g_assert_cmpuint(vpd_common_read(&t->d, VIRTIO_PCI_COMMON_NUMQ, 2), ==, 1);
     /* Enabled queue: its size, addresses and enable stay. */
-    common_write(t, VIRTIO_PCI_COMMON_Q_SELECT, 0, 2);
-    common_write(t, VIRTIO_PCI_COMMON_Q_SIZE, 64, 2);
-    common_write(t, VIRTIO_PCI_COMMON_Q_DESCLO, 0x1230, 4);
-    common_write(t, VIRTIO_PCI_COMMON_Q_ENABLE, 0, 2);
-    g_assert_cmpuint(common_read(t, VIRTIO_PCI_COMMON_Q_SIZE, 2), ==, QSIZE);
-    g_assert_cmphex(common_read(t, VIRTIO_PCI_COMMON_Q_DESCLO, 4), ==, t->vq[0].desc);
-    g_assert_cmpuint(common_read(t, VIRTIO_PCI_COMMON_Q_ENABLE, 2), ==, 1);
+    vpd_common_write(&t->d, VIRTIO_PCI_COMMON_Q_SELECT, 0, 2);
+    vpd_common_write(&t->d, VIRTIO_PCI_COMMON_Q_SIZE, 64, 2);
+    vpd_common_write(&t->d, VIRTIO_PCI_COMMON_Q_DESCLO, 0x1230, 4);
+    vpd_common_write(&t->d, VIRTIO_PCI_COMMON_Q_ENABLE, 0, 2);
+    g_assert_cmpuint(vpd_common_read(&t->d, VIRTIO_PCI_COMMON_Q_SIZE, 2), ==, QSIZE);
+    g_assert_cmphex(vpd_common_read(&t->d, VIRTIO_PCI_COMMON_Q_DESCLO, 4), ==, t->vq[0].desc);
+    g_assert_cmpuint(vpd_common_read(&t->d, VIRTIO_PCI_COMMON_Q_ENABLE, 2), ==, 1);
     /* A vector the function lacks reads back as NO_VECTOR. */
-    common_write(t, VIRTIO_PCI_COMMON_Q_MSIX, 9, 2);
-    g_assert_cmphex(common_read(t, VIRTIO_PCI_COMMON_Q_MSIX, 2), ==, VIRTIO_NO_VECTOR);
-    common_write(t, VIRTIO_PCI_COMMON_Q_MSIX, 1, 2);
+    vpd_common_write(&t->d, VIRTIO_PCI_COMMON_Q_MSIX, 9, 2);
+    g_assert_cmphex(vpd_common_read(&t->d, VIRTIO_PCI_COMMON_Q_MSIX, 2), ==, VIRTIO_NO_VECTOR);
+    vpd_common_write(&t->d, VIRTIO_PCI_COMMON_Q_MSIX, 1, 2);
     /* A queue that does not exist: size 0, writes dropped. */
-    common_write(t, VIRTIO_PCI_COMMON_Q_SELECT, 5, 2);
-    g_assert_cmpuint(common_read(t, VIRTIO_PCI_COMMON_Q_SIZE, 2), ==, 0);
-    common_write(t, VIRTIO_PCI_COMMON_Q_ENABLE, 1, 2);
+    vpd_common_write(&t->d, VIRTIO_PCI_COMMON_Q_SELECT, 5, 2);
+    g_assert_cmpuint(vpd_common_read(&t->d, VIRTIO_PCI_COMMON_Q_SIZE, 2), ==, 0);
+    vpd_common_write(&t->d, VIRTIO_PCI_COMMON_Q_ENABLE, 1, 2);
     /* Features after FEATURES_OK, a kick of no queue, a kick between queues,
      * config and ISR writes. */
-    set_driver_features(t, 0);
+    vpd_set_driver_features(&t->d, 0);
     g_assert_true(virtio_has_feature(((VirtIOPCIProxy *)t->qdev)->vdev, VIRTIO_F_VERSION_1));
-    mem_write(t->notify + 4 * 9, 9, 2);
-    mem_write(t->notify + 2, 0, 2);
-    mem_write(t->device + VIRTIO_BLK_CFG_CAPACITY, 0, 4);
+    mem_write(t->d.notify + 4 * 9, 9, 2);
+    mem_write(t->d.notify + 2, 0, 2);
+    mem_write(t->d.device + VIRTIO_BLK_CFG_CAPACITY, 0, 4);
     g_assert_cmpuint(config32(t, VIRTIO_BLK_CFG_CAPACITY), ==, IMAGE_SIZE / 512);
-    mem_write(t->isr, 3, 1);
-    g_assert_cmphex(status(t) & VIRTIO_CONFIG_S_NEEDS_RESET, ==, 0);
+    mem_write(t->d.isr, 3, 1);
+    g_assert_cmphex(vpd_status(&t->d) & VIRTIO_CONFIG_S_NEEDS_RESET, ==, 0);
     /* Without bus mastering a kick is not served; with it again, it is. */
-    cfg_write(t, PCI_COMMAND, PCI_COMMAND_MEMORY, 2);
+    vpd_cfg_write(&t->d, PCI_COMMAND, PCI_COMMAND_MEMORY, 2);
     Req r = post(t, 0, VIRTIO_BLK_T_FLUSH, 0, 0, 0, false);
     kick(t, 0);
-    main_loop_settle();
+    vpd_settle();
     g_assert_cmpuint(tv_used_idx(&t->vq[0]), ==, t->vq[0].used_seen);
-    cfg_write(t, PCI_COMMAND, PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER, 2);
+    vpd_cfg_write(&t->d, PCI_COMMAND, PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER, 2);
     kick(t, 0);
     g_assert_cmpuint(wait_used(t, 0, 1).id, ==, r.head);
     g_assert_cmpuint(run(t, VIRTIO_BLK_T_FLUSH, 0, 0, 0, false, NULL), ==, VIRTIO_BLK_S_OK);
@@ -869,7 +758,7 @@ static void test_register_abuse(void)
 
 static uint16_t legacy_port(TestDev *t)
 {
-    uint32_t bar = cfg_read(t, PCI_BASE_ADDRESS_0, 4);
+    uint32_t bar = vpd_cfg_read(&t->d, PCI_BASE_ADDRESS_0, 4);
     g_assert_cmphex(bar & PCI_BASE_ADDRESS_SPACE_IO, ==, PCI_BASE_ADDRESS_SPACE_IO);
     g_assert_cmphex(bar & ~3u, !=, 0);
     return bar & ~3u;
@@ -895,7 +784,7 @@ static void legacy_driver_init(TestDev *t, bool msix)
     uint32_t offered = inl(io + VIRTIO_PCI_LEGACY_HOST_FEATURES);
     outl(io + VIRTIO_PCI_LEGACY_GUEST_FEATURES, offered & (uint32_t)DRIVER_FEATURES);
     if (msix) {
-        enable_msix(t, 2);
+        vpd_msix_table_setup(&t->d, 2);
         outw(io + VIRTIO_PCI_LEGACY_MSIX_CONFIG, 0);
         g_assert_cmpuint(inw(io + VIRTIO_PCI_LEGACY_MSIX_CONFIG), ==, 0);
     }
@@ -990,8 +879,8 @@ static void test_disable_modern(void)
     TestDev *t = dev_create(&(TestOptions) { .num_queues = 1, .msix = true, .pci = &pci });
     find_structures(t);
     g_assert_cmphex(t->vendor_caps, ==, 0);
-    g_assert_cmphex(cfg_read(t, PCI_VENDOR_ID, 4), ==, 0x10011af4);
-    g_assert_cmphex(cfg_read(t, PCI_BASE_ADDRESS_0 + 4 * VIRTIO_PCI_MODERN_BAR, 4), ==, 0);
+    g_assert_cmphex(vpd_cfg_read(&t->d, PCI_VENDOR_ID, 4), ==, 0x10011af4);
+    g_assert_cmphex(vpd_cfg_read(&t->d, PCI_BASE_ADDRESS_0 + 4 * VIRTIO_PCI_MODERN_BAR, 4), ==, 0);
     legacy_driver_init(t, true);
     uint16_t io = t->legacy;
     g_assert_cmpuint(inl(io + 0x18 + VIRTIO_BLK_CFG_CAPACITY), ==, IMAGE_SIZE / 512);
@@ -1017,29 +906,29 @@ static void test_one_interface_at_a_time(void)
     legacy_driver_init(t, false);
     uint16_t io = t->legacy;
     uint8_t legacy_status = inb(io + VIRTIO_PCI_LEGACY_STATUS);
-    set_status(t, legacy_status | VIRTIO_CONFIG_S_FEATURES_OK);
-    g_assert_cmphex(status(t), ==, legacy_status);
-    common_write(t, VIRTIO_PCI_COMMON_Q_SELECT, 5, 2);     /* the selector both share */
+    vpd_set_status(&t->d, legacy_status | VIRTIO_CONFIG_S_FEATURES_OK);
+    g_assert_cmphex(vpd_status(&t->d), ==, legacy_status);
+    vpd_common_write(&t->d, VIRTIO_PCI_COMMON_Q_SELECT, 5, 2);     /* the selector both share */
     g_assert_cmpuint(inw(io + VIRTIO_PCI_LEGACY_QUEUE_SEL), ==, 0);
-    mem_write(t->device + VIRTIO_BLK_CFG_WRITEBACK, 0, 1);
+    mem_write(t->d.device + VIRTIO_BLK_CFG_WRITEBACK, 0, 1);
     g_assert_true(blk_enable_write_cache(t->blk));
     Req r = post(t, 0, VIRTIO_BLK_T_FLUSH, 0, 0, 0, false);
-    mem_write(t->notify, 0, 2);         /* the modern doorbell */
-    main_loop_settle();
+    mem_write(t->d.notify, 0, 2);         /* the modern doorbell */
+    vpd_settle();
     g_assert_cmpuint(tv_used_idx(&t->vq[0]), ==, t->vq[0].used_seen);
     kick(t, 0);
     g_assert_cmpuint(wait_used(t, 0, 1).id, ==, r.head);
 
     /* Reset through the modern interface, then a modern driver. */
-    set_status(t, 0);
+    vpd_set_status(&t->d, 0);
     t->legacy = 0;
     driver_init(t, &o);
     g_assert_cmpuint(run(t, VIRTIO_BLK_T_FLUSH, 0, 0, 0, false, NULL), ==, VIRTIO_BLK_S_OK);
-    uint8_t modern_status = status(t);
+    uint8_t modern_status = vpd_status(&t->d);
     outb(io + VIRTIO_PCI_LEGACY_STATUS, VIRTIO_CONFIG_S_ACKNOWLEDGE);
     outl(io + VIRTIO_PCI_LEGACY_GUEST_FEATURES, 0);
     outw(io + VIRTIO_PCI_LEGACY_QUEUE_NOTIFY, 0);
-    g_assert_cmphex(status(t), ==, modern_status);
+    g_assert_cmphex(vpd_status(&t->d), ==, modern_status);
     g_assert_true(virtio_has_feature(((VirtIOPCIProxy *)t->qdev)->vdev, VIRTIO_F_VERSION_1));
 
     /* And back: a legacy driver after its own reset. */
@@ -1129,7 +1018,7 @@ static void test_kick_through_ioeventfd(void)
     };
     memory_listener_register(&d.l, address_space_memory);
     g_assert_cmpuint(g_hash_table_size(d.by_addr), ==, 1);
-    g_assert_true(doorbell_at(&d, t->notify) == &p->kicks[0].notifier);
+    g_assert_true(doorbell_at(&d, t->d.notify) == &p->kicks[0].notifier);
 
     /* GET_ID is answered inside the kick's handling: no host I/O. */
     Req r = post(t, 0, VIRTIO_BLK_T_GET_ID, 0, DATA2_GPA, 512, true);
@@ -1140,7 +1029,7 @@ static void test_kick_through_ioeventfd(void)
     g_assert_cmpuint(*req_status(&r), ==, VIRTIO_BLK_S_OK);
     /* The interrupt waits in vector 1's notifier for the context's next turn. */
     g_assert_cmpuint(msis(1), ==, 0);
-    main_loop_settle();
+    vpd_settle();
     g_assert_cmpuint(msis(1), ==, 1);
     g_assert_cmpuint(wait_used(t, 0, 1).id, ==, r.head);
 
@@ -1151,27 +1040,27 @@ static void test_kick_through_ioeventfd(void)
 
     /* A 4-byte write is not the ioeventfd's: the handler serves it now. */
     r = post(t, 0, VIRTIO_BLK_T_GET_ID, 0, DATA2_GPA, 512, true);
-    mem_write(t->notify, 0, 4);
+    mem_write(t->d.notify, 0, 4);
     g_assert_cmpuint(tv_used_idx(tv), ==, tv->used_seen + 1);
     g_assert_cmpuint(wait_used(t, 0, 1).id, ==, r.head);
 
     /* BAR 4 moves: the doorbell goes with it. */
-    uint64_t old_notify = t->notify;
-    uint64_t moved = bar_address(t, VIRTIO_PCI_MODERN_BAR) + 0x100000;
-    cfg_write(t, PCI_BASE_ADDRESS_0 + 4 * VIRTIO_PCI_MODERN_BAR, (uint32_t)moved, 4);
+    uint64_t old_notify = t->d.notify;
+    uint64_t moved = vpd_bar_address(&t->d, VIRTIO_PCI_MODERN_BAR) + 0x100000;
+    vpd_cfg_write(&t->d, PCI_BASE_ADDRESS_0 + 4 * VIRTIO_PCI_MODERN_BAR, (uint32_t)moved, 4);
     find_structures(t);
-    g_assert_cmphex(t->notify, ==, moved + VIRTIO_PCI_NOTIFY_OFFSET);
+    g_assert_cmphex(t->d.notify, ==, moved + VIRTIO_PCI_NOTIFY_OFFSET);
     g_assert_cmpuint(g_hash_table_size(d.by_addr), ==, 1);
     g_assert_null(doorbell_at(&d, old_notify));
-    g_assert_true(doorbell_at(&d, t->notify) == &p->kicks[0].notifier);
+    g_assert_true(doorbell_at(&d, t->d.notify) == &p->kicks[0].notifier);
     g_assert_cmpuint(run(t, VIRTIO_BLK_T_GET_ID, 0, DATA2_GPA, 512, true, NULL), ==,
                      VIRTIO_BLK_S_OK);
 
     /* Reset: no doorbell until the queue is enabled again. */
-    set_status(t, 0);
+    vpd_set_status(&t->d, 0);
     g_assert_cmpuint(g_hash_table_size(d.by_addr), ==, 0);
     driver_init(t, &(TestOptions) { .num_queues = 1, .msix = true });
-    g_assert_true(doorbell_at(&d, t->notify) == &p->kicks[0].notifier);
+    g_assert_true(doorbell_at(&d, t->d.notify) == &p->kicks[0].notifier);
     memory_listener_unregister(&d.l, address_space_memory);
     g_hash_table_destroy(d.by_addr);
     dev_free(t);
@@ -1197,10 +1086,10 @@ static void test_every_vector_on_a_notifier(void)
     g_assert_cmpuint(msis(1), ==, 1);
     g_assert_cmpuint(msis(2), ==, 1);
     /* Masked, a signal waits in the PBA and is sent on unmask. */
-    uint64_t entry1 = t->msix_table + MSIX_TABLE_ENTRY_SIZE;
+    uint64_t entry1 = t->d.msix_table + MSIX_TABLE_ENTRY_SIZE;
     mem_write(entry1 + 12, 1, 4);
     event_notifier_set(&p->vector_notifiers[1]);
-    uint64_t pba = t->msix_table + VIRTIO_PCI_MSIX_PBA_OFFSET;
+    uint64_t pba = t->d.msix_table + VIRTIO_PCI_MSIX_PBA_OFFSET;
     g_assert_cmphex(mem_read(pba, 4), ==, 0x2);
     g_assert_cmpuint(msis(1), ==, 1);
     mem_write(entry1 + 12, 0, 4);
@@ -1235,21 +1124,21 @@ static void test_kicks_redirected(void)
     device_unlock(t->qdev);
     /* What KVM is told, and told again when it replays after re-creating
      * the VM: the doorbell signals the new notifier. */
-    g_assert_true(doorbell_at(&d, t->notify) == &to);
+    g_assert_true(doorbell_at(&d, t->d.notify) == &to);
 
     Req r = post(t, 0, VIRTIO_BLK_T_IN, 0, DATA_GPA, 4096, true);
     kick(t, 0);
-    main_loop_settle();
+    vpd_settle();
     g_assert_cmpuint(event_notifier_take(&to), ==, 1);
-    mem_write(t->notify, 0, 4);
-    main_loop_settle();
+    mem_write(t->d.notify, 0, 4);
+    vpd_settle();
     g_assert_cmpuint(event_notifier_take(&to), ==, 1);
     g_assert_cmpuint(tv_used_idx(&t->vq[0]), ==, t->vq[0].used_seen);
 
     device_lock(t->qdev);
     virtio_pci_redirect_kicks(p, 0, NULL);
     device_unlock(t->qdev);
-    g_assert_true(doorbell_at(&d, t->notify) == &p->kicks[0].notifier);
+    g_assert_true(doorbell_at(&d, t->d.notify) == &p->kicks[0].notifier);
     memory_listener_unregister(&d.l, address_space_memory);
     g_hash_table_destroy(d.by_addr);
     g_assert_cmpuint(wait_used(t, 0, 1).id, ==, r.head);
@@ -1299,11 +1188,11 @@ static void test_irqfd_off(void)
     g_assert_cmpuint(run(t, VIRTIO_BLK_T_OUT, 0, DATA_GPA, 4096, false, NULL), ==,
                      VIRTIO_BLK_S_OK);
     g_assert_cmpuint(msis(1), ==, 1);
-    uint64_t entry1 = t->msix_table + MSIX_TABLE_ENTRY_SIZE;
+    uint64_t entry1 = t->d.msix_table + MSIX_TABLE_ENTRY_SIZE;
     mem_write(entry1 + 12, 1, 4);
     g_assert_cmpuint(run(t, VIRTIO_BLK_T_FLUSH, 0, 0, 0, false, NULL), ==, VIRTIO_BLK_S_OK);
     g_assert_cmpuint(msis(1), ==, 1);
-    uint64_t pba = t->msix_table + VIRTIO_PCI_MSIX_PBA_OFFSET;
+    uint64_t pba = t->d.msix_table + VIRTIO_PCI_MSIX_PBA_OFFSET;
     g_assert_cmphex(mem_read(pba, 4), ==, 0x2);
     mem_write(entry1 + 12, 0, 4);
     g_assert_cmpuint(msis(1), ==, 2);
@@ -1313,13 +1202,8 @@ static void test_irqfd_off(void)
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
-    memory_init();
     static const IrqBackend backend = { .set_level = rec_set_level, .send_msi = rec_send_msi };
-    irq_set_backend(&backend);
-    static MemoryRegion ram_region;
-    ram = g_malloc0(RAM_SIZE);
-    memory_region_init_ram(&ram_region, "test-ram", RAM_SIZE, ram);
-    address_space_map(address_space_memory, &ram_region, RAM_BASE, 0);
+    ram = vpd_machine_init(&backend, RAM_BASE, RAM_SIZE);
     test_dir = g_dir_make_tmp("test-virtio-blk-XXXXXX", NULL);
     g_assert_nonnull(test_dir);
 

@@ -56,15 +56,23 @@ static inline uint64_t vpd_bar_address(VirtioPCIDriver *d, unsigned nr)
     return addr;
 }
 
-/* BARs assigned, memory decoding and bus mastering on, then each modern
- * structure found by its capability. */
-static inline void vpd_attach(VirtioPCIDriver *d, PCIBus *bus, unsigned devfn)
+/* The machine's share: BARs assigned, then the decoding and bus
+ * mastering given as PCI_COMMAND bits turned on. */
+static inline void vpd_enable(VirtioPCIDriver *d, PCIBus *bus, unsigned devfn, uint16_t command)
 {
     *d = (VirtioPCIDriver) { .bus = bus, .devfn = devfn };
     Error *err = NULL;
     g_assert_true(pci_bus_assign_resources(bus, 0xc000, 0xffff, VPD_PCI_MEM_BASE,
                                            VPD_PCI_MEM_LIMIT, &err));
-    vpd_cfg_write(d, PCI_COMMAND, PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER, 2);
+    vpd_cfg_write(d, PCI_COMMAND, command, 2);
+}
+
+/* Each modern structure found by its capability, and the MSI-X table;
+ * what the function lacks stays 0. Again after a BAR moves. */
+static inline void vpd_find_structures(VirtioPCIDriver *d)
+{
+    d->common = d->isr = d->device = d->notify = d->msix_table = 0;
+    d->notify_mult = d->msix_cap = 0;
     uint64_t *where[5] = {
         [VIRTIO_PCI_CAP_COMMON_CFG] = &d->common, [VIRTIO_PCI_CAP_NOTIFY_CFG] = &d->notify,
         [VIRTIO_PCI_CAP_ISR_CFG] = &d->isr, [VIRTIO_PCI_CAP_DEVICE_CFG] = &d->device,
@@ -83,9 +91,19 @@ static inline void vpd_attach(VirtioPCIDriver *d, PCIBus *bus, unsigned devfn)
             }
         }
     }
+    if (d->msix_cap) {
+        uint32_t table = vpd_cfg_read(d, d->msix_cap + 4, 4);
+        d->msix_table = vpd_bar_address(d, table & 7) + (table & ~7u);
+    }
+}
+
+/* A modern function as Linux's virtio_pci_modern probe finds it: memory
+ * decoding and bus mastering on, every structure and MSI-X there. */
+static inline void vpd_attach(VirtioPCIDriver *d, PCIBus *bus, unsigned devfn)
+{
+    vpd_enable(d, bus, devfn, PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER);
+    vpd_find_structures(d);
     g_assert_true(d->common && d->notify && d->isr && d->device && d->msix_cap);
-    uint32_t table = vpd_cfg_read(d, d->msix_cap + 4, 4);
-    d->msix_table = vpd_bar_address(d, table & 7) + (table & ~7u);
 }
 
 static inline uint32_t vpd_common_read(VirtioPCIDriver *d, unsigned offset, unsigned size)
@@ -125,8 +143,9 @@ static inline void vpd_set_status(VirtioPCIDriver *d, uint8_t s)
     vpd_common_write(d, VIRTIO_PCI_COMMON_STATUS, s, 1);
 }
 
-/* Every vector v to VPD_MSI_ADDRESS with data VPD_MSI_DATA_BASE + v. */
-static inline void vpd_enable_msix(VirtioPCIDriver *d, unsigned nvectors)
+/* The function's MSI-X table, every vector v to VPD_MSI_ADDRESS with data
+ * VPD_MSI_DATA_BASE + v, and MSI-X on: what a legacy driver does too. */
+static inline void vpd_msix_table_setup(VirtioPCIDriver *d, unsigned nvectors)
 {
     for (unsigned v = 0; v < nvectors; v++) {
         uint64_t entry = d->msix_table + v * MSIX_TABLE_ENTRY_SIZE;
@@ -136,16 +155,27 @@ static inline void vpd_enable_msix(VirtioPCIDriver *d, unsigned nvectors)
         mem_write(entry + 12, 0, 4);
     }
     vpd_cfg_write(d, d->msix_cap + 2, 0x8000, 2);
+}
+
+/* The table, then vector 0 for configuration changes, read back as Linux
+ * checks that the device took it. */
+static inline void vpd_enable_msix(VirtioPCIDriver *d, unsigned nvectors)
+{
+    vpd_msix_table_setup(d, nvectors);
     vpd_common_write(d, VIRTIO_PCI_COMMON_MSIX, 0, 2);
+    g_assert_cmpuint(vpd_common_read(d, VIRTIO_PCI_COMMON_MSIX, 2), ==, 0);
 }
 
 /* Queue q laid out in tv (tv_init'd by the caller), its size chosen,
- * its vector set and enabled. */
+ * its vector set (read back, as Linux checks it) and enabled. Its notify
+ * offset must be q: vpd_kick writes there. */
 static inline void vpd_setup_queue(VirtioPCIDriver *d, unsigned q, TestVring *tv,
                                    uint16_t vector)
 {
     vpd_common_write(d, VIRTIO_PCI_COMMON_Q_SELECT, q, 2);
+    g_assert_cmpuint(vpd_common_read(d, VIRTIO_PCI_COMMON_Q_NOFF, 2), ==, q);
     vpd_common_write(d, VIRTIO_PCI_COMMON_Q_SIZE, tv->num, 2);
+    /* 64-bit addresses as two halves, as Linux writes them. */
     vpd_common_write(d, VIRTIO_PCI_COMMON_Q_DESCLO, tv->desc, 4);
     vpd_common_write(d, VIRTIO_PCI_COMMON_Q_DESCHI, 0, 4);
     vpd_common_write(d, VIRTIO_PCI_COMMON_Q_AVAILLO, tv->avail, 4);
@@ -153,6 +183,7 @@ static inline void vpd_setup_queue(VirtioPCIDriver *d, unsigned q, TestVring *tv
     vpd_common_write(d, VIRTIO_PCI_COMMON_Q_USEDLO, tv->used, 4);
     vpd_common_write(d, VIRTIO_PCI_COMMON_Q_USEDHI, 0, 4);
     vpd_common_write(d, VIRTIO_PCI_COMMON_Q_MSIX, vector, 2);
+    g_assert_cmpuint(vpd_common_read(d, VIRTIO_PCI_COMMON_Q_MSIX, 2), ==, vector);
     vpd_common_write(d, VIRTIO_PCI_COMMON_Q_ENABLE, 1, 2);
     g_assert_cmpuint(vpd_common_read(d, VIRTIO_PCI_COMMON_Q_ENABLE, 2), ==, 1);
 }

@@ -642,7 +642,14 @@ bool virtio_pci_init(VirtIOPCIProxy *p, VirtIODevice *vdev, PCIBus *bus, int dev
              vdev->config_len <= VIRTIO_PCI_REGION_SIZE);
     p->vdev = vdev;
     p->conf = conf ? *conf : defaults;
-    p->nvectors = vdev->num_queues + 1;
+    p->nvectors = p->conf.vectors == VIRTIO_PCI_VECTORS_AUTO ? vdev->num_queues + 1
+                                                              : p->conf.vectors;
+    if (p->nvectors < 1 || p->nvectors > VIRTIO_PCI_MAX_VECTORS) {
+        /* QEMU takes 0 for "no MSI-X"; INTx alone is not offered here. */
+        error_setg(errp, "vectors=%u is not supported (1 to %u)", p->conf.vectors,
+                   VIRTIO_PCI_MAX_VECTORS);
+        return false;
+    }
     if (!virtio_pci_choose_interfaces(p, errp) || !virtio_pci_notifiers_new(p, errp)) {
         return false;
     }

@@ -400,7 +400,7 @@ static void test_pci_identity(void)
 static void test_disable_legacy(void)
 {
     const VirtIOPCIConf pci = { .disable_legacy = ON_OFF_AUTO_ON, .ioeventfd = true,
-                                .irqfd = true };
+                                .irqfd = true, .vectors = VIRTIO_PCI_VECTORS_AUTO };
     TestDev *t = dev_new(&(TestOptions) { .num_queues = 1, .msix = true, .pci = &pci });
     g_assert_cmphex(vpd_cfg_read(&t->d, PCI_VENDOR_ID, 4), ==, 0x10421af4);
     g_assert_cmphex(vpd_cfg_read(&t->d, PCI_REVISION_ID, 4), ==, 0x01000001);
@@ -875,7 +875,7 @@ static void test_legacy_driver(void)
  */
 static void test_disable_modern(void)
 {
-    const VirtIOPCIConf pci = { .disable_modern = true, .ioeventfd = true, .irqfd = true };
+    const VirtIOPCIConf pci = { .disable_modern = true, .ioeventfd = true, .irqfd = true, .vectors = VIRTIO_PCI_VECTORS_AUTO };
     TestDev *t = dev_create(&(TestOptions) { .num_queues = 1, .msix = true, .pci = &pci });
     find_structures(t);
     g_assert_cmphex(t->vendor_caps, ==, 0);
@@ -937,11 +937,11 @@ static void test_one_interface_at_a_time(void)
     dev_free(t);
 }
 
-/* disable-legacy=on,disable-modern=on leaves nothing: QEMU's error. */
-static void test_no_interface(void)
+/* The error virtio-blk-pci's realize gives with the transport's pci
+ * switches (it must fail). */
+static char *realize_error(const VirtIOPCIConf *pci)
 {
-    const VirtIOPCIConf pci = { .disable_legacy = ON_OFF_AUTO_ON, .disable_modern = true };
-    g_autofree char *path = g_build_filename(test_dir, "none.img", NULL);
+    g_autofree char *path = g_build_filename(test_dir, "refused.img", NULL);
     g_assert_true(g_file_set_contents(path, "", 0, NULL));
     DriveConfig cfg = {
         .id = (char *)"vd0", .file = path, .format = DRIVE_FORMAT_RAW,
@@ -952,13 +952,23 @@ static void test_no_interface(void)
     g_assert_null(err);
     static PCIBus *bus;     /* kept reachable: buses are never freed */
     bus = pci_bus_new(map_irq);
-    VirtIOBlkConf conf = { .blk = blk, .num_queues = 1, .queue_size = 256, .pci = &pci };
+    VirtIOBlkConf conf = { .blk = blk, .num_queues = 1, .queue_size = 256, .pci = pci };
     g_assert_null(virtio_blk_pci_new(bus, -1, &conf, &err));
-    g_assert_cmpstr(err->msg, ==, "device cannot work as neither modern nor legacy mode is "
-                    "enabled (set either disable-modern or disable-legacy to off)");
+    char *msg = g_strdup(err->msg);
     error_free(err);
     blk_unref(blk);
     g_unlink(path);
+    return msg;
+}
+
+/* disable-legacy=on,disable-modern=on leaves nothing: QEMU's error. */
+static void test_no_interface(void)
+{
+    const VirtIOPCIConf pci = { .disable_legacy = ON_OFF_AUTO_ON, .disable_modern = true,
+                                .vectors = VIRTIO_PCI_VECTORS_AUTO };
+    g_autofree char *msg = realize_error(&pci);
+    g_assert_cmpstr(msg, ==, "device cannot work as neither modern nor legacy mode is "
+                    "enabled (set either disable-modern or disable-legacy to off)");
 }
 
 /* ---- the fast paths: ioeventfd kicks and vectors on notifiers ---- */
@@ -1158,7 +1168,7 @@ static void test_kicks_redirected(void)
  * is served at once by the thread that wrote it (the vCPU's). */
 static void test_ioeventfd_off(void)
 {
-    const VirtIOPCIConf pci = { .ioeventfd = false, .irqfd = true };
+    const VirtIOPCIConf pci = { .ioeventfd = false, .irqfd = true, .vectors = VIRTIO_PCI_VECTORS_AUTO };
     TestOptions o = { .num_queues = 1, .msix = true, .pci = &pci };
     TestDev *t = dev_new(&o);
     VirtIOPCIProxy *p = (VirtIOPCIProxy *)t->qdev;
@@ -1181,7 +1191,7 @@ static void test_ioeventfd_off(void)
  * PBA and sent on unmask. */
 static void test_irqfd_off(void)
 {
-    const VirtIOPCIConf pci = { .ioeventfd = true, .irqfd = false };
+    const VirtIOPCIConf pci = { .ioeventfd = true, .irqfd = false, .vectors = VIRTIO_PCI_VECTORS_AUTO };
     TestDev *t = dev_new(&(TestOptions) { .num_queues = 1, .msix = true, .pci = &pci });
     VirtIOPCIProxy *p = (VirtIOPCIProxy *)t->qdev;
     g_assert_null(p->vector_notifiers);
@@ -1197,6 +1207,30 @@ static void test_irqfd_off(void)
     mem_write(entry1 + 12, 0, 4);
     g_assert_cmpuint(msis(1), ==, 2);
     dev_free(t);
+}
+
+/* vectors=N sizes the MSI-X table (QEMU's property): a queue may take a
+ * vector below N only; 0 and more than the BAR holds are refused. */
+static void test_vectors(void)
+{
+    const VirtIOPCIConf pci = { .disable_legacy = ON_OFF_AUTO_AUTO, .ioeventfd = true,
+                                .irqfd = true, .vectors = 2 };
+    TestDev *t = dev_new(&(TestOptions) { .num_queues = 2, .pci = &pci });
+    uint16_t control = vpd_cfg_read(&t->d, t->d.msix_cap + 2, 2);
+    g_assert_cmpuint((control & 0x7ff) + 1, ==, 2);     /* table size N - 1 */
+    vpd_common_write(&t->d, VIRTIO_PCI_COMMON_Q_SELECT, 1, 2);
+    vpd_common_write(&t->d, VIRTIO_PCI_COMMON_Q_MSIX, 1, 2);
+    g_assert_cmpuint(vpd_common_read(&t->d, VIRTIO_PCI_COMMON_Q_MSIX, 2), ==, 1);
+    vpd_common_write(&t->d, VIRTIO_PCI_COMMON_Q_MSIX, 2, 2);
+    g_assert_cmphex(vpd_common_read(&t->d, VIRTIO_PCI_COMMON_Q_MSIX, 2), ==, VIRTIO_NO_VECTOR);
+    dev_free(t);
+
+    for (unsigned i = 0; i < 2; i++) {
+        const VirtIOPCIConf bad = { .disable_legacy = ON_OFF_AUTO_AUTO, .ioeventfd = true,
+                                    .irqfd = true, .vectors = i ? VIRTIO_PCI_MAX_VECTORS + 1 : 0 };
+        g_autofree char *msg = realize_error(&bad);
+        g_assert_nonnull(strstr(msg, "vectors="));
+    }
 }
 
 int main(int argc, char **argv)
@@ -1228,6 +1262,7 @@ int main(int argc, char **argv)
     g_test_add_func("/virtio-blk/kicks-redirected", test_kicks_redirected);
     g_test_add_func("/virtio-blk/ioeventfd-off", test_ioeventfd_off);
     g_test_add_func("/virtio-blk/irqfd-off", test_irqfd_off);
+    g_test_add_func("/virtio-blk/vectors", test_vectors);
     int ret = g_test_run();
     g_rmdir(test_dir);
     return ret;

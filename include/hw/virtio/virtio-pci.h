@@ -136,23 +136,29 @@ typedef struct VirtIOPCIConf {
     bool disable_modern;
     bool ioeventfd;             /* doorbells as ioeventfds */
     bool irqfd;                 /* x-irqfd: vectors on notifiers (irqfd) */
+    /* MSI-X table size; VIRTIO_PCI_VECTORS_AUTO: one per queue plus one
+     * for configuration changes. Fewer makes the driver share them. */
+    uint32_t vectors;
 } VirtIOPCIConf;
+
+#define VIRTIO_PCI_VECTORS_AUTO         UINT32_MAX  /* QEMU's "unspecified" */
 
 /* What -device gives without the properties (virtio_pci_init's NULL). */
 #define VIRTIO_PCI_CONF_DEFAULTS \
     { .disable_legacy = ON_OFF_AUTO_AUTO, .disable_modern = false, .ioeventfd = true, \
-      .irqfd = true }
+      .irqfd = true, .vectors = VIRTIO_PCI_VECTORS_AUTO }
 
 /* The transport's properties, for a virtio PCI device's property table:
  * field is the VirtIOPCIConf in the device's options struct State. QEMU's
- * help lines for its three; x-irqfd is ours (QEMU has no such switch). */
+ * help lines for its own; x-irqfd is ours (QEMU has no such switch). */
 #define DEFINE_VIRTIO_PCI_PROPERTIES(State, field) \
     DEFINE_PROP_ON_OFF_AUTO("disable-legacy", State, field.disable_legacy, ON_OFF_AUTO_AUTO, \
                             NULL), \
     DEFINE_PROP_BOOL("disable-modern", State, field.disable_modern, false, ""), \
     DEFINE_PROP_BOOL("ioeventfd", State, field.ioeventfd, true, NULL), \
     DEFINE_PROP_BOOL("x-irqfd", State, field.irqfd, true, \
-                     "on/off: MSI-X vectors through KVM irqfds (off: KVM_SIGNAL_MSI)")
+                     "on/off: MSI-X vectors through KVM irqfds (off: KVM_SIGNAL_MSI)"), \
+    DEFINE_PROP_UINT32("vectors", State, field.vectors, VIRTIO_PCI_VECTORS_AUTO, "")
 
 /* Which interface the driver uses since the last reset (its first write
  * other than a reset decides). */

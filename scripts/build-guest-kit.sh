@@ -8,16 +8,17 @@
 #   vmlinux      the same kernel uncompressed (ELF with the PVH entry note)
 #   initrd.cpio  busybox, the e1000/virtio/ata_piix/uio_pci_generic/qemu_fw_cfg
 #                modules, the disk ones (sd_mod, sr_mod/cdrom, ext4, isofs),
-#                mke2fs, iperf3, the tests/guest programs and an
+#                mke2fs, iperf3, ethtool, the tests/guest programs and an
 #                init (scripts/guest/init-l2) driven by the command line
 #   initrd-fio.cpio  the same followed by a second archive with fio and its
 #                libraries (80 MB: only the disk tests pay for it)
 # L1 base (the nested KVM host used where /dev/kvm cannot run Linux), in
 # $KIT_DIR/l1:
 #   bzImage      the same kernel
-#   base.cpio    busybox, the kvm/kvm-amd/kvm-intel, tun and brd modules,
-#                iperf3, fio, ip, e2fsck and debugfs (to check what a guest
-#                wrote), the L2 kit under /kit and an init
+#   base.cpio    busybox, the kvm/kvm-amd/kvm-intel, tun, vhost_net and brd
+#                modules, iperf3, fio, ip (with netns), e2fsck and debugfs
+#                (to check what a guest wrote), netxfer (tests/guest), the
+#                L2 kit under /kit and an init
 #                (scripts/guest/init-l1) that runs the test script packed
 #                beside it by the bench harness
 #
@@ -31,8 +32,9 @@ KIT_DIR=${KIT_DIR:-$KIT_CACHE/kit}
 kernel_pkg=$(kit_kernel_package)
 [ -n "$kernel_pkg" ] || kit_die "apt does not know $KIT_KERNEL_PKG (run apt-get update)"
 L1_TOOLS=(iperf3 fio iproute2 e2fsprogs)
-# L2 guests also get pciutils' lspci (busybox-static has none).
-L2_TOOLS=(pciutils)
+# L2 guests also get pciutils' lspci (busybox-static has none) and ethtool
+# (link, offloads and virtio-net's per-queue counters).
+L2_TOOLS=(pciutils ethtool)
 mapfile -t closure < <(kit_closure "${L1_TOOLS[@]}" "${L2_TOOLS[@]}")
 KIT_PACKAGES=("$kernel_pkg" busybox-static "${closure[@]}")
 
@@ -45,6 +47,7 @@ flock 9
 
 guest_tests=$here/../tests/guest
 stamp=$(kit_stamp "$0" "$here/lib/kit.sh" "$here/guest/init-l2" "$here/guest/init-l1" \
+        "$here/guest/udhcpc.script" \
         "$guest_tests"/*.c "$here/../include/hw/misc/pdl-testdev-regs.h")
 if [ -f "$KIT_DIR/stamp" ] && [ "$(cat "$KIT_DIR/stamp")" = "$stamp" ]; then
     kit_log "kit is up to date in $KIT_DIR"
@@ -87,7 +90,7 @@ kit_copy_modules "$sysroot" "$l2root" e1000 virtio_pci virtio_net virtio_blk \
     ata_piix ata_generic sd_mod sr_mod isofs crc32c_generic ext4 uio_pci_generic qemu_fw_cfg
 # e2fsprogs' mke2fs replaces busybox's applet link (which cannot make ext4).
 rm -f "$l2root/sbin/mke2fs"
-for tool in usr/bin/iperf3 usr/bin/lspci sbin/mke2fs; do kit_copy_elf "$sysroot" "$tool" "$l2root"; done
+for tool in usr/bin/iperf3 usr/bin/lspci sbin/mke2fs sbin/ethtool; do kit_copy_elf "$sysroot" "$tool" "$l2root"; done
 ln -sf mke2fs "$l2root/sbin/mkfs.ext4"
 # Guest-side test programs (tests/guest), static so they need nothing else.
 for src in "$guest_tests"/*.c; do
@@ -95,6 +98,7 @@ for src in "$guest_tests"/*.c; do
         "$src" || kit_die "cannot build $src"
 done
 install -m 755 "$here/guest/init-l2" "$l2root/init"
+install -m 755 "$here/guest/udhcpc.script" "$l2root/etc/udhcpc.script"
 cp "$bzimage" "$l2/bzImage"
 extract_vmlinux "$bzimage" "$l2/vmlinux"
 kit_cpio "$l2root" "$l2/initrd.cpio"
@@ -110,6 +114,7 @@ cat "$l2/initrd.cpio" "$work/fio.cpio" > "$l2/initrd-fio.cpio"
 l1=$work/l1; l1root=$work/l1root
 mkdir -p "$l1"
 kit_base_root "$sysroot" "$l1root"
+# vhost_net brings vhost and tap with it: /dev/vhost-net for vhost=on.
 kit_copy_modules "$sysroot" "$l1root" kvm-amd kvm-intel tun vhost_net brd
 rm -f "$l1root/sbin/e2fsck" "$l1root/sbin/debugfs"
 for tool in usr/bin/iperf3 usr/bin/fio bin/ip sbin/e2fsck sbin/debugfs; do
@@ -117,6 +122,8 @@ for tool in usr/bin/iperf3 usr/bin/fio bin/ip sbin/e2fsck sbin/debugfs; do
 done
 # iproute2's ip replaces busybox's (it can create persistent tap devices).
 ln -sf /bin/ip "$l1root/sbin/ip"
+# The host end of the network tests' transfers (static: no libraries).
+cp "$l2root/bin/netxfer" "$l1root/bin/netxfer"
 install -m 755 "$here/guest/init-l1" "$l1root/init"
 mkdir -p "$l1root/kit"
 cp "$l2/bzImage" "$l2/vmlinux" "$l2/initrd.cpio" "$l2/initrd-fio.cpio" "$l1root/kit/"

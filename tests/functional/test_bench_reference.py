@@ -5,13 +5,13 @@ fragment here boots the L2 kit on a KVM host (hardware KVM here, or the nested
 L1 host) in one batch, and the tests below check what came back.
 """
 
-import re
 import shutil
 
 import pytest
 
 import kvmhost
 from kvmhost import Fragment, expect_guest, l2_args
+from kvmhost.net import iperf_guest_command, iperf_rates, nic_args, tap_netdev, tap_script
 
 REFERENCE = shutil.which("qemu-system-x86_64", path="/usr/bin")
 pytestmark = pytest.mark.skipif(
@@ -19,7 +19,6 @@ pytestmark = pytest.mark.skipif(
 
 BOOT_CHECK = 'echo cpus=$(nproc); echo hello-from-l2; exit 7'
 
-IPERF_GUEST = ("iperf3 -c 10.0.2.2 -t 3 -f m && iperf3 -c 10.0.2.2 -t 3 -f m -R")
 FIO_GUEST = (
     "i=0; while [ ! -b /dev/sda ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; "
     "fio --name=verify --filename=/dev/sda --rw=randwrite --bs=4k --size=8M "
@@ -28,17 +27,12 @@ FIO_GUEST = (
 
 def fragments():
     qemu = REFERENCE
-    net = ["-netdev", "tap,id=n0,ifname=tap0,script=no,downscript=no",
-           "-device", "virtio-net-pci,netdev=n0"]
+    net = nic_args("virtio-net-pci", tap_netdev())
     return [
         Fragment("boot_smp1", f"guest_run boot 120 {l2_args(BOOT_CHECK, smp=1)}", qemu),
         Fragment("boot_smp2", f"guest_run boot 120 {l2_args(BOOT_CHECK, smp=2)}", qemu),
-        Fragment("iperf_virtio", f"""
-tap_create tap0 10.0.2.2/24
-iperf3 -s -D -I "$WORK/iperf.pid"
-guest_run net 150 {l2_args(IPERF_GUEST, extra=net, append="kit.ip=10.0.2.15/24")}
-kill "$(cat "$WORK/iperf.pid")"
-""", qemu, limit=200),
+        Fragment("iperf_virtio", tap_script("net", 150, l2_args(
+            iperf_guest_command(), extra=net, append="kit.ip=10.0.2.15/24")), qemu, limit=200),
         Fragment("fio_ide", f"""
 truncate -s 64M "$WORK/disk.raw"
 guest_run disk 200 {l2_args(FIO_GUEST, initrd="initrd-fio.cpio", extra=["-drive", '"file=$WORK/disk.raw,format=raw,if=ide"'])}
@@ -66,14 +60,9 @@ def test_boot_runs_command_and_returns_status(bench, smp):
                  contains=[f"^cpus={smp}$", "^hello-from-l2$"])
 
 
-def _mbits(log, direction):
-    """Receiver-side Mbit/s of each iperf3 run in a guest console log."""
-    return [float(m) for m in re.findall(rf"\s([\d.]+) Mbits/sec.*\s{direction}$", log, re.M)]
-
-
 def test_iperf_virtio_net_has_throughput(bench):
     guest = expect_guest(bench["iperf_virtio"], "net", exit_status=0)
-    rates = _mbits(guest.log, "receiver")
+    rates = iperf_rates(guest.log)
     # Two runs, guest->host then host->guest (-R); both must move data.
     assert len(rates) == 2 and all(r > 0 for r in rates), guest.log
     print(f"iperf3 virtio-net Mbit/s guest->host {rates[0]}, host->guest {rates[1]}")

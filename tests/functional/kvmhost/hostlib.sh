@@ -14,6 +14,10 @@
 # Inside a fragment: $VMM, $KIT (the L2 kit: bzImage, vmlinux, initrd.cpio),
 # $WORK (a fresh scratch directory) and $BENCH_FILES (extra files the batch
 # brought along) are set, and the functions below are available.
+#
+# Network rule: a guest's traffic goes only to its host, inside a network
+# namespace the fragment creates (netns_create); every guest started after
+# that runs in it, and so do the host's tools run through in_netns.
 
 # uptime_s: whole seconds since L1 booted, without a fork. Deadlines are
 # kept in it: counting "sleep 0.1" iterations runs slow when every fork of
@@ -50,7 +54,9 @@ guest_dump_threads() {
 # guest_start NAME LIMIT ARGS...: start "$VMM ARGS..." in the background,
 # console (stdout and stderr) to $WORK/NAME.log, killed with SIGKILL after
 # LIMIT seconds (a hung VMM may ignore SIGTERM), its threads' kernel stacks
-# appended to the log first.
+# appended to the log first. After netns_create the VMM runs inside the
+# fragment's namespace ($NETNS): ip netns exec execs it, so the watched PID
+# is the VMM's own.
 guest_start() {
     _name=$1 _limit=$2; shift 2
     # A name may be reused: nothing of an earlier run may be mistaken for
@@ -58,7 +64,11 @@ guest_start() {
     rm -f "$WORK/$_name".log "$WORK/$_name".rc "$WORK/$_name".killed "$WORK/$_name".pid
     : > "$WORK/$_name.log"
     (
-        "$VMM" "$@" < /dev/null > "$WORK/$_name.log" 2>&1 &
+        if [ -n "${NETNS:-}" ]; then
+            "$(ip_path)" netns exec "$NETNS" "$VMM" "$@" < /dev/null > "$WORK/$_name.log" 2>&1 &
+        else
+            "$VMM" "$@" < /dev/null > "$WORK/$_name.log" 2>&1 &
+        fi
         _pid=$!
         echo "$_pid" > "$WORK/$_name.pid"
         if ! wait_pid_for "$_pid" "$_limit"; then
@@ -128,21 +138,56 @@ kit_cmd() {
 }
 
 # iproute2's ip, by path: L1's busybox sh prefers its own applets to PATH,
-# and busybox's ip cannot create tap devices.
-ip() {
+# and busybox's ip cannot create tap devices or namespaces.
+ip_path() {
     for _ip in /bin/ip /usr/bin/ip /sbin/ip /usr/sbin/ip; do
-        [ -x "$_ip" ] && { "$_ip" "$@"; return; }
+        [ -x "$_ip" ] && { echo "$_ip"; return; }
     done
     echo "bench: iproute2's ip is not installed" >&2
-    return 127
+    echo false
+}
+ip() {
+    "$(ip_path)" "$@"
 }
 
-# tap_create NAME ADDR/PREFIX: a persistent tap device with the host-side
-# address of a guest link.
+# tap_create NAME ADDR/PREFIX [multi_queue]: a persistent tap device with
+# the host-side address of a guest link (in $NETNS after netns_create);
+# multi_queue for a VMM that opens it once per queue pair (queues=N).
 tap_create() {
-    ip tuntap add dev "$1" mode tap &&
-        ip addr add "$2" dev "$1" &&
-        ip link set "$1" up
+    in_netns ip tuntap add dev "$1" mode tap ${3:+"$3"} &&
+        in_netns ip addr add "$2" dev "$1" &&
+        in_netns ip link set "$1" up
+}
+
+# netns_create: a network namespace of this fragment's own, named in
+# $NETNS, with only its loopback up. Guests started from here on run in
+# it (guest_start), host tools go through in_netns, and the namespace,
+# with its tap devices and every process still in it, goes when the
+# fragment's shell exits (netns_remove; bench_run_all also removes it
+# when the fragment was killed at its limit).
+netns_create() {
+    NETNS=bench-$(basename "$WORK")
+    netns_remove "$NETNS"
+    ip netns add "$NETNS" && ip netns exec "$NETNS" ip link set lo up || return 1
+    echo "$NETNS" > "$WORK/.netns"
+    trap 'netns_remove "$NETNS"' EXIT
+}
+
+# in_netns CMD...: CMD in the fragment's namespace (as it is before
+# netns_create).
+in_netns() {
+    if [ -n "${NETNS:-}" ]; then
+        "$(ip_path)" netns exec "$NETNS" "$@"
+    else
+        "$@"
+    fi
+}
+
+# netns_remove NAME: kill what still runs in namespace NAME, then delete it.
+netns_remove() {
+    [ -e "/run/netns/$1" ] || [ -e "/var/run/netns/$1" ] || return 0
+    for _p in $(ip netns pids "$1" 2>/dev/null); do kill -KILL "$_p" 2>/dev/null; done
+    ip netns del "$1" 2>/dev/null
 }
 
 # bench_run_all DIR: run every fragment of the batch in DIR.
@@ -166,7 +211,10 @@ bench_run_all() {
                 kill -KILL -- "-$_pid" 2>/dev/null
             fi
             wait "$_pid"
-            echo "@@TEST-END $_test rc=$?"
+            _rc=$?
+            # A fragment killed at its limit could not remove its namespace.
+            [ ! -f "$WORK/.netns" ] || netns_remove "$(cat "$WORK/.netns")"
+            echo "@@TEST-END $_test rc=$_rc"
         )
     done
 }

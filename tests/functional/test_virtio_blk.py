@@ -15,6 +15,7 @@ import subprocess
 
 import pytest
 
+import full_disk
 import kvmhost
 from kvmhost import Fragment, expect_guest, l2_args
 
@@ -95,6 +96,8 @@ def runs(our_vmm):
         "-machine pc,device-lock=on,lock-stats=on", "-d exits",
         *drive("/dev/ram0", "d0", ",cache=none,aio=native", ",serial=pdl-disk-a"),
         *drive("$WORK/b.raw", "d1")])
+    enospc_args = l2_args(full_disk.guest_command("vda"), smp=1, extra=[
+        "-machine pc,device-lock=off", *drive("$DISK", "d0", ",werror=report,rerror=report")])
     frags = [
         Fragment("vblk_basic", f"""
 {RAMDISK}
@@ -107,6 +110,9 @@ echo fs-image-begin; gzip -c "$WORK/b.raw" | base64; echo fs-image-end
         fio_fragment("vblk_fio_off", our_vmm, lock="off", drive_opts=",aio=io_uring"),
         fio_fragment("vblk_iothread", our_vmm, lock="on", drive_opts=",aio=threads",
                      dev_opts=",iothread=io0,num-queues=2", objects=["-object iothread,id=io0"]),
+        Fragment("vblk_enospc", f"""
+{full_disk.SETUP}guest_run disk 240 {enospc_args}
+{full_disk.CLEANUP}""", our_vmm, limit=300),
     ]
     return kvmhost.run_batch(frags)
 
@@ -186,3 +192,9 @@ def test_fio_verifies(runs, name, lock):
         assert int(stats["virtio-blk0"]) > 0 and int(stats["global"]) == 0, guest.log
     else:
         assert int(stats["virtio-blk0"]) == 0 and int(stats["global"]) > 0, guest.log
+
+
+def test_host_enospc_is_an_io_error_in_the_guest(runs):
+    outcome = runs["vblk_enospc"]
+    guest = expect_guest(outcome, "disk", exit_status=0)
+    full_disk.check(guest.log, outcome.output, "vda")

@@ -271,7 +271,8 @@ static bool pc_create_devices(PCMachine *m, const MachineConfig *cfg, Error **er
         return false;
     }
     /* The PIIX3's IDE function is there with or without drives, as on QEMU. */
-    DeviceBuses buses = { .pci = m->pci_bus, .ide = piix3_ide_new(m->pci_bus, errp) };
+    DeviceBuses buses = { .pci = m->pci_bus, .ide = piix3_ide_new(m->pci_bus, errp),
+                          .boot_cpus = cfg->smp_cpus };
     if (!buses.ide || !drives_open(cfg->drives, errp) ||
         !drives_create_devices(DRIVE_IF_IDE, &buses, errp)) {
         return false;

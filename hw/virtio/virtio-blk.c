@@ -438,8 +438,9 @@ static const DeviceProperty virtio_blk_pci_properties[] = {
     DEFINE_PROP_PCI_DEVFN("addr", VirtIOBlkPCIOptions, addr),
     DEFINE_PROP_LINK("drive", DEVICE_PROP_DRIVE, VirtIOBlkPCIOptions, drive),
     DEFINE_PROP_LINK("iothread", DEVICE_PROP_IOTHREAD, VirtIOBlkPCIOptions, iothread),
-    DEFINE_PROP_UINT16("num-queues", VirtIOBlkPCIOptions, num_queues, 1,
-                       "request queues (more than 1 offers VIRTIO_BLK_F_MQ)"),
+    DEFINE_PROP_UINT16("num-queues", VirtIOBlkPCIOptions, num_queues,
+                       VIRTIO_BLK_AUTO_NUM_QUEUES, "request queues (default: one per vCPU, "
+                       "at most 64; more than 1 offers VIRTIO_BLK_F_MQ)"),
     DEFINE_PROP_UINT16("queue-size", VirtIOBlkPCIOptions, queue_size, 256,
                        "entries per queue (a power of two)"),
     DEFINE_PROP_STRING("serial", VirtIOBlkPCIOptions, serial, "the disk's serial number"),
@@ -458,9 +459,15 @@ static QEMUDevice *virtio_blk_pci_realize(const void *options, const DeviceBuses
         error_setg(errp, "Device needs media, but drive is empty");
         return NULL;
     }
+    /* As QEMU 7.2: a queue per vCPU the machine starts with (not maxcpus),
+     * each with its MSI-X vector, so that blk-mq maps one to each CPU. */
+    uint16_t num_queues = o->num_queues;
+    if (num_queues == VIRTIO_BLK_AUTO_NUM_QUEUES) {
+        num_queues = CLAMP(buses->boot_cpus, 1, VIRTIO_BLK_MAX_QUEUES);
+    }
     VirtIOBlkConf conf = {
         .blk = drive ? drive->blk : NULL, .iothread = o->iothread.backend,
-        .num_queues = o->num_queues, .queue_size = o->queue_size, .serial = o->serial,
+        .num_queues = num_queues, .queue_size = o->queue_size, .serial = o->serial,
         .pci = &o->pci,
     };
     return virtio_blk_pci_new(buses->pci, o->addr, &conf, errp);

@@ -39,6 +39,9 @@ struct PIIXIDEState;
 typedef struct DeviceBuses {
     PCIBus *pci;        /* NULL: a machine without PCI */
     struct PIIXIDEState *ide;   /* the IDE function's channels, or NULL */
+    /* The vCPUs the machine starts with (-smp N), for the devices QEMU
+     * sizes by them (virtio-blk's default num-queues); 0 counts as 1. */
+    unsigned boot_cpus;
 } DeviceBuses;
 
 typedef struct DeviceTypeInfo {

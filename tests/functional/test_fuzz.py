@@ -1,15 +1,23 @@
 """The libFuzzer harness of the platform devices (tests/fuzz): a clang
 ASan+UBSan build in build-fuzz (./configure --enable-fuzzing), then a
 bounded fuzzing run that starts from the seed corpus and must end without
-a crash, a sanitizer report, a leak or a hang."""
+a crash, a sanitizer report, a leak or a hang. The storage seeds are
+checked to be what tests/fuzz/storage_seeds.py makes, and to reach what
+they are for: data through IDE's bus-master DMA, ATAPI and virtio-blk's
+queues to the disk image and back."""
 
+import os
 import re
 import shutil
 import subprocess
+import sys
 
 import pytest
 
 from kvmhost import REPO
+
+sys.path.insert(0, str(REPO / "tests" / "fuzz"))
+import storage_seeds  # noqa: E402
 
 BUILDDIR = REPO / "build-fuzz"
 FUZZER = BUILDDIR / "tests" / "fuzz" / "fuzz-platform"
@@ -69,3 +77,29 @@ def test_fuzz_platform_devices(fuzzer, tmp_path):
     assert executed and int(executed.group(1)) > 1000, report
     seeds = re.search(r"(\d+) files found in " + re.escape(str(corpus)), run.stdout)
     assert seeds and int(seeds.group(1)) == len(list(CORPUS.iterdir())), report
+
+
+def test_storage_seeds_are_current():
+    for name, make in storage_seeds.SEEDS.items():
+        assert (CORPUS / name).read_bytes() == make(), (
+            f"tests/fuzz/corpus/{name} differs from what storage_seeds.py makes: run "
+            f"python3 tests/fuzz/storage_seeds.py tests/fuzz/corpus")
+
+
+def traced_reads(fuzzer, seed):
+    """The last value each 8-byte memory read of the seed returned, by address."""
+    run = subprocess.run([str(fuzzer), str(CORPUS / seed)], env=dict(os.environ, FUZZ_TRACE="1"),
+                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True, timeout=60)
+    assert run.returncode == 0, run.stdout[-5000:]
+    return {int(a, 16): int(v, 16)
+            for a, v in re.findall(r"mem read  (0x[0-9a-f]+)/8 = (0x[0-9a-f]+)", run.stdout)}
+
+
+@pytest.mark.parametrize("seed", sorted(storage_seeds.SEED_CHECKS))
+def test_storage_seed_reaches_the_disk(fuzzer, seed):
+    reads = traced_reads(fuzzer, seed)
+    for addr, expected in storage_seeds.SEED_CHECKS[seed]:
+        assert reads.get(addr) == expected, (
+            f"{seed}: guest RAM at {addr:#x} reads {reads.get(addr, 0):#x}, expected "
+            f"{expected:#x}: the seed no longer gets its data through the device")

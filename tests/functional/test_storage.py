@@ -15,6 +15,7 @@ import subprocess
 
 import pytest
 
+import full_disk
 import kvmhost
 from kvmhost import Fragment, expect_guest, l2_args
 
@@ -150,6 +151,10 @@ def runs(our_vmm, iso):
               drives=["-cdrom", '"$BENCH_FILES/data.iso"']),
         lost_fragment(our_vmm),
         second_vmm_fragment(our_vmm),
+        guest("enospc_ide", our_vmm, full_disk.guest_command("sda"), lock="on",
+              drives=["-drive", '"file=$DISK,format=raw,if=ide,cache=writeback,aio=threads,'
+                      'werror=report,rerror=report"'],
+              image=full_disk.SETUP, after=full_disk.CLEANUP),
     ]
     return kvmhost.run_batch(frags, files={"data.iso": str(iso[0])})
 
@@ -208,3 +213,9 @@ def test_second_vmm_on_the_same_image_is_refused(runs):
     assert "second-rc=1" in out, out
     assert re.search(r'second: qemu-system-x86_64: -drive file=\S+disk.raw,format=raw: '
                      r'Failed to get "write" lock: is another process using the image', out), out
+
+
+def test_host_enospc_is_an_io_error_in_the_guest(runs):
+    outcome = runs["enospc_ide"]
+    g = expect_guest(outcome, "enospc_ide", exit_status=0)
+    full_disk.check(g.log, outcome.output, "sda")

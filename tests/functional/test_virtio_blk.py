@@ -20,6 +20,7 @@ import subprocess
 
 import pytest
 
+import full_disk
 import kvmhost
 from kvmhost import Fragment, expect_guest, l2_args
 
@@ -132,6 +133,8 @@ def runs(our_vmm):
         *drive("$WORK/legacy.raw", "d0", dev_opts=",disable-modern=on"),
         *drive("$WORK/modern.raw", "d1",
                dev_opts=",disable-legacy=on,ioeventfd=off,x-irqfd=off")])
+    enospc_args = l2_args(full_disk.guest_command("vda"), smp=1, extra=[
+        "-machine pc,device-lock=off", *drive("$DISK", "d0", ",werror=report,rerror=report")])
     frags = [
         Fragment("vblk_basic", f"""
 {RAMDISK}
@@ -149,6 +152,9 @@ guest_run disk 240 {legacy_args}
         fio_fragment("vblk_fio_off", our_vmm, lock="off", drive_opts=",aio=io_uring"),
         fio_fragment("vblk_iothread", our_vmm, lock="on", drive_opts=",aio=threads",
                      dev_opts=",iothread=io0,num-queues=2", objects=["-object iothread,id=io0"]),
+        Fragment("vblk_enospc", f"""
+{full_disk.SETUP}guest_run disk 240 {enospc_args}
+{full_disk.CLEANUP}""", our_vmm, limit=300),
     ]
     return kvmhost.run_batch(frags)
 
@@ -315,3 +321,7 @@ def test_pci_ids_match_qemu(runs, tmp_path):
                                 (switches.log, "vdb", ",disable-legacy=on")):
         ids, _ = _pci_facts(log, disk)
         assert (ids[0], ids[3]) == _qemu_pci_ids(tmp_path, dev_opts), (dev_opts, log)
+def test_host_enospc_is_an_io_error_in_the_guest(runs):
+    outcome = runs["vblk_enospc"]
+    guest = expect_guest(outcome, "disk", exit_status=0)
+    full_disk.check(guest.log, outcome.output, "vda")

@@ -3,11 +3,14 @@
  * drives them: every access goes through address_space_read/write on the
  * port I/O or memory space (flat-view lookup, the owner's device lock, the
  * region's ops), with no KVM and no vCPU thread. The devices are those of
- * hw/i386/pc.c, wired as it wires them, plus the test devices.
+ * hw/i386/pc.c, wired as it wires them (the PIIX3 IDE function included),
+ * plus those of the device table in fuzz-devices.c: the test devices, IDE
+ * drives and virtio-blk-pci on small temporary images.
  *
  * An input is a sequence of operations (README.md has the format). Each
- * run starts from a machine reset, so a crash reproduces from its input
- * alone. Guest requests (reset, suspend, shutdown) are acted on as the
+ * run starts from a machine reset and fresh images, and host I/O
+ * completes only where the input settles or at its end, so a crash
+ * reproduces from its input alone. Guest requests (reset, suspend, shutdown) are acted on as the
  * machine's main loop would: a reset resets every device, a suspend is
  * woken at once, a shutdown ends the input.
  *
@@ -15,31 +18,27 @@
  * FUZZ_LOG=guest_errors,unimp turns on the VMM's -d logging.
  */
 #include <errno.h>
-#include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include "chardev/char.h"
-#include "exec/memory.h"
+#include "fuzz.h"
 #include "hw/acpi/acpi.h"
 #include "hw/char/serial.h"
+#include "hw/ide/ide.h"
 #include "hw/input/i8042.h"
 #include "hw/irq.h"
 #include "hw/misc/isa-misc.h"
 #include "hw/misc/pdl-testdev-regs.h"
 #include "hw/misc/testdev.h"
-#include "hw/net/e1000.h"
 #include "hw/nvram/fw_cfg.h"
 #include "hw/pci-host/i440fx.h"
-#include "hw/pci/pci.h"
-#include "hw/qdev.h"
 #include "hw/rtc/mc146818rtc.h"
 #include "qemu/log.h"
 #include "qemu/timer.h"
 #include "sysemu/runstate.h"
 
-#define RAM_SIZE            (64ULL << 20)
+#define RAM_SIZE            FUZZ_RAM_SIZE
 
 /* The windows hw/i386/pc.c gives the PCI bus (memory below the IOAPIC). */
 #define PCI_IO_BASE         0xc000
@@ -48,21 +47,18 @@
 #define PCI_MEM_LIMIT       0xfebfffffULL
 #define PCI_INTX_GSI_BASE   16
 
-#define PDL_DEVFN           PCI_DEVFN(3, 0)
-#define PCI_TESTDEV_DEVFN   PCI_DEVFN(4, 0)
-#define E1000_DEVFN         PCI_DEVFN(5, 0)
+#define PDL_DEVFN           PCI_DEVFN(3, 0)     /* where fuzz-devices.c puts it */
 #define COM1_IOBASE         0x3f8
 #define COM1_GSI            4
 #define DEBUG_EXIT_IOBASE   0xf4    /* where the tests put isa-debug-exit */
-
-#define PCI_CONFIG_ENABLE   0x80000000u
 
 /*
  * The input format. Each operation starts with a kind byte:
  *   bits 0-2  the operation (FuzzOp)
  *   bits 3-4  log2 of the access size (1, 2, 4, 8; port I/O and config
  *             space have no 8-byte accesses and use 4)
- *   bits 5-7  an operand: the memory window of OP_MEM_*, flags of OP_DMA
+ *   bits 5-7  an operand: the memory window of OP_MEM_*, flags of OP_DMA,
+ *             the machine operation of OP_MACHINE
  * then the operation's operands, little-endian. An input that ends in the
  * middle of an operation reads zeros for what is missing.
  */
@@ -74,8 +70,18 @@ typedef enum FuzzOp {
     OP_PCI_CONFIG_READ, /* devfn:1 offset:1 (bus 0, through 0xcf8/0xcfc) */
     OP_PCI_CONFIG_WRITE,/* devfn:1 offset:1 value:size */
     OP_DMA,             /* see dma_op() */
-    OP_RUN_TIMERS,      /* run the device timers that are due */
+    OP_MACHINE,         /* see MachineOp */
 } FuzzOp;
+
+/* OP_MACHINE's operand. */
+typedef enum MachineOp {
+    MOP_RUN_TIMERS,     /* run the device timers that are due */
+    MOP_SETTLE,         /* complete what the devices started (fuzz_settle) */
+    MOP_RAM_WRITE,      /* address:3 length:1 bytes:length, into RAM */
+    MOP_BAR_ACCESS,     /* devfn:1 bar:1 offset:2 [value:size]; bar bit 7: write */
+    MOP_DEVICE_OP,      /* device:1, then its driver's operation */
+} MachineOp;
+#define BAR_ACCESS_WRITE    0x80
 
 #define KIND_OP(kind)       ((kind) & 7)
 #define KIND_SIZE(kind)     (1u << (((kind) >> 3) & 3))
@@ -103,65 +109,6 @@ _Static_assert(G_N_ELEMENTS(mem_windows) == 7, "seven windows and the raw one fi
 
 static uint8_t *guest_ram;
 static AcpiPMState *acpi_pm;
-static bool trace;
-
-typedef struct FuzzInput {
-    const uint8_t *data;
-    size_t size;
-} FuzzInput;
-
-/* The next n (at most 8) bytes as a little-endian number; zeros past the
- * end of the input. */
-static uint64_t input_take(FuzzInput *in, unsigned n)
-{
-    uint64_t value = 0;
-    for (unsigned i = 0; i < n && in->size; i++, in->data++, in->size--) {
-        value |= (uint64_t)in->data[0] << (8 * i);
-    }
-    return value;
-}
-
-/* ---- guest accesses, through the dispatch path ---- */
-
-static uint64_t guest_read(AddressSpace *as, uint64_t addr, unsigned size)
-{
-    uint64_t value = 0;
-    address_space_read(as, addr, &value, size);
-    if (trace) {
-        fprintf(stderr, "  %s read  0x%" PRIx64 "/%u = 0x%" PRIx64 "\n",
-                as == address_space_io ? "io " : "mem", addr, size, value);
-    }
-    return value;
-}
-
-static void guest_write(AddressSpace *as, uint64_t addr, uint64_t value, unsigned size)
-{
-    if (trace) {
-        fprintf(stderr, "  %s write 0x%" PRIx64 "/%u <- 0x%" PRIx64 "\n",
-                as == address_space_io ? "io " : "mem", addr, size, value);
-    }
-    address_space_write(as, addr, &value, size);
-}
-
-/* Configuration mechanism #1, as a guest's driver uses it. */
-static void pci_config_select(unsigned devfn, unsigned offset)
-{
-    guest_write(address_space_io, I440FX_CONFIG_ADDRESS,
-                PCI_CONFIG_ENABLE | devfn << 8 | (offset & 0xfc), 4);
-}
-
-static uint32_t pci_config_read_port(unsigned devfn, unsigned offset, unsigned size)
-{
-    pci_config_select(devfn, offset);
-    return guest_read(address_space_io, I440FX_CONFIG_DATA + (offset & 3), size);
-}
-
-static void pci_config_write_port(unsigned devfn, unsigned offset, uint32_t value,
-                                  unsigned size)
-{
-    pci_config_select(devfn, offset);
-    guest_write(address_space_io, I440FX_CONFIG_DATA + (offset & 3), value, size);
-}
 
 /* ---- the special operations ---- */
 
@@ -235,6 +182,63 @@ static uint64_t mem_op_address(FuzzInput *in, unsigned window)
     return mem_windows[window] + (input_take(in, 3) & MEM_WINDOW_OFFSET_MASK);
 }
 
+/* Guest RAM written as a CPU would store a block (a PRD table, a request
+ * header, a packet), the address wrapping in RAM. */
+static void ram_write(FuzzInput *in)
+{
+    uint64_t addr = input_take(in, 3) % RAM_SIZE;
+    size_t len = input_take(in, 1);
+    len = MIN(len, in->size);
+    guest_write_block(addr, in->data, len);
+    in->data += len;
+    in->size -= len;
+}
+
+/* A register in a BAR of a function on bus 0, wherever the guest has put
+ * the BAR (a function that is not there reads as all ones: a BAR at the
+ * top of the address space). */
+static void bar_access(FuzzInput *in, unsigned size)
+{
+    uint8_t devfn = input_take(in, 1);
+    uint8_t bar = input_take(in, 1);
+    uint16_t offset = input_take(in, 2);
+    FuzzBar where = pci_bar(devfn, bar & 7);
+    size = where.as == address_space_io ? MIN(size, 4) : size;
+    if (bar & BAR_ACCESS_WRITE) {
+        guest_write(where.as, where.addr + offset, input_take(in, size), size);
+    } else {
+        guest_read(where.as, where.addr + offset, size);
+    }
+}
+
+static void machine_op(FuzzInput *in, MachineOp op, unsigned size)
+{
+    switch (op) {
+    case MOP_RUN_TIMERS:
+        timers_run_due();
+        break;
+    case MOP_SETTLE:
+        fuzz_settle();
+        break;
+    case MOP_RAM_WRITE:
+        ram_write(in);
+        break;
+    case MOP_BAR_ACCESS:
+        bar_access(in, size);
+        break;
+    case MOP_DEVICE_OP: {
+        FuzzDevice *dev = fuzz_device(input_take(in, 1));
+        if (dev->driver) {
+            if (fuzz_trace) {
+                fprintf(stderr, " %s op on %s\n", dev->driver->name, dev->option);
+            }
+            dev->driver->op(dev, in);
+        }
+        break;
+    }
+    }
+}
+
 static void run_op(FuzzInput *in)
 {
     uint8_t kind = input_take(in, 1);
@@ -272,15 +276,16 @@ static void run_op(FuzzInput *in)
     case OP_DMA:
         dma_op(in, KIND_OPERAND(kind));
         break;
-    case OP_RUN_TIMERS:
-        timers_run_due();
+    case OP_MACHINE:
+        machine_op(in, KIND_OPERAND(kind), size);
         break;
     }
 }
 
 /* ---- the machine ---- */
 
-/* What hw/i386/pc.c's reset does to the devices (no vCPUs here). */
+/* What hw/i386/pc.c's reset does to the devices (no vCPUs here); the
+ * devices are drained first. */
 static void machine_reset(void)
 {
     device_reset_all();
@@ -350,22 +355,12 @@ static bool fw_cfg_create(const char *self, Error **errp)
            fw_cfg_add_file(fw, "opt/fuzz-large", large, sizeof(large), errp);
 }
 
-/* An e1000 without a backend (what it sends is dropped), transmitting on
- * the thread that writes TDT: the harness runs no main loop for a bottom
- * half. Its rings and registers are the guest's to abuse. */
-static bool e1000_create(PCIBus *bus, Error **errp)
-{
-    E1000Conf conf = { .mac = { { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 } },
-                       .coalesced_mmio = true };
-    return e1000_new(bus, E1000_DEVFN, &conf, errp);
-}
-
-/* The devices of hw/i386/pc.c's pc_create_devices, then the test devices. */
+/* The devices of hw/i386/pc.c's pc_create_devices, then the device table's. */
 static bool machine_create(const char *self, Error **errp)
 {
     Chardev *com1 = chardev_new("null", errp);
     RTCState *rtc;
-    PCIBus *bus;
+    DeviceBuses buses = { 0 };
     if (!com1 || !isa_serial_new(COM1_IOBASE, COM1_GSI, com1, errp) ||
         !(rtc = rtc_new(RTC_ISA_GSI, errp))) {
         return false;
@@ -373,16 +368,19 @@ static bool machine_create(const char *self, Error **errp)
     rtc_set_pc_memory_info(rtc, RAM_SIZE, 0, 1);
     port80_new();
     i8042_new();
-    return (bus = i440fx_init(pc_pci_map_irq, errp)) &&
-           (acpi_pm = acpi_pm_new(errp)) &&
-           fw_cfg_create(self, errp) &&
-           isa_debug_exit_new(DEBUG_EXIT_IOBASE, 4, errp) &&
-           pc_testdev_new(errp) &&
-           pdl_testdev_new(bus, PDL_DEVFN, errp) &&
-           pci_testdev_new(bus, PCI_TESTDEV_DEVFN, errp) &&
-           e1000_create(bus, errp) &&
-           pci_bus_assign_resources(bus, PCI_IO_BASE, PCI_IO_LIMIT, PCI_MEM_BASE,
-                                    PCI_MEM_LIMIT, errp);
+    if (!(buses.pci = i440fx_init(pc_pci_map_irq, errp)) ||
+        !(acpi_pm = acpi_pm_new(errp)) ||
+        !fw_cfg_create(self, errp) ||
+        !isa_debug_exit_new(DEBUG_EXIT_IOBASE, 4, errp) ||
+        !pc_testdev_new(errp) ||
+        !(buses.ide = piix3_ide_new(buses.pci, errp)) ||
+        !fuzz_devices_create(&buses, errp) ||
+        !pci_bus_assign_resources(buses.pci, PCI_IO_BASE, PCI_IO_LIMIT, PCI_MEM_BASE,
+                                  PCI_MEM_LIMIT, errp)) {
+        return false;
+    }
+    fuzz_devices_probe();
+    return true;
 }
 
 /* UBSan findings stop the run like ASan's (unless UBSAN_OPTIONS says otherwise). */
@@ -397,7 +395,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     Error *err = NULL;
     const char *log = getenv("FUZZ_LOG");
-    trace = getenv("FUZZ_TRACE") != NULL;
+    fuzz_trace = getenv("FUZZ_TRACE") != NULL;
     memory_init();
     if ((log && !qemu_log_parse(log, &err)) || !guest_ram_create(&err) ||
         !machine_create("/proc/self/exe", &err)) {
@@ -413,12 +411,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     FuzzInput in = { data, size };
     machine_reset();
+    fuzz_devices_reset();
     /* Zero-fill again on next touch: costs what the last run dirtied. */
     madvise(guest_ram, RAM_SIZE, MADV_DONTNEED);
     while (in.size && machine_handle_requests()) {
         run_op(&in);
     }
-    /* Leave no request behind for the next run. */
+    /* Host I/O started by this input completes within it, so a crash in a
+     * completion is blamed on the input that caused it. Then leave no
+     * request behind for the next run. */
+    fuzz_settle();
     machine_handle_requests();
     return 0;
 }

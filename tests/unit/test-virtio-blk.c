@@ -17,8 +17,14 @@
 #include <glib/gstdio.h>
 #include "block/block-backend.h"
 #include "exec/memory.h"
+#include "hw/irq.h"
+#include "hw/pci/msi.h"
+#include "hw/pci/pci.h"
+#include "hw/qdev-registry.h"
 #include "hw/virtio/virtio-blk.h"
 #include "qemu/log.h"
+#include "qemu/main-loop.h"
+#include "sysemu/drives.h"
 #include "sysemu/iothread.h"
 #include "virtio-pci-driver.h"
 
@@ -1233,6 +1239,87 @@ static void test_vectors(void)
     }
 }
 
+/* ---- -device virtio-blk-pci through the registry ---- */
+
+static DriveInfo registry_drive;
+
+static void *find_registry_drive(const char *id)
+{
+    return strcmp(id, "vd0") == 0 ? &registry_drive : NULL;
+}
+
+typedef struct RealizedQueues {
+    unsigned queues, vectors;
+    bool mq;
+} RealizedQueues;
+
+/* -device virtio-blk-pci,drive=vd0[,num-queues=N] on a machine that
+ * starts boot_cpus vCPUs, as the machine realizes it: what the driver
+ * then finds (queues, MSI-X vectors, the MQ feature). */
+static RealizedQueues realize_with_cpus(unsigned boot_cpus, const char *num_queues)
+{
+    Error *err = NULL;
+    PCIBus *bus = pci_bus_new(map_irq);
+    g_autofree char *path = g_build_filename(test_dir, "registry.img", NULL);
+    g_assert_true(g_file_set_contents(path, "", 0, NULL));
+    g_assert_cmpint(truncate(path, IMAGE_SIZE), ==, 0);
+    DriveConfig cfg = {
+        .id = (char *)"vd0", .file = path, .interface = DRIVE_IF_NONE,
+        .format = DRIVE_FORMAT_RAW, .cache = DRIVE_CACHE_WRITEBACK, .aio = DRIVE_AIO_THREADS,
+        .origin = (char *)"-drive if=none,id=vd0",
+    };
+    registry_drive = (DriveInfo) { .cfg = &cfg, .blk = blk_new_open(&cfg, &err) };
+    g_assert_null(err);
+    device_backend_set_finder(DEVICE_PROP_DRIVE, find_registry_drive);
+    DeviceConfig *dev = device_config_new(&virtio_blk_pci_type, "-device virtio-blk-pci");
+    g_assert_true(device_config_set(dev, "drive", "vd0", &err));
+    if (num_queues) {
+        g_assert_true(device_config_set(dev, "num-queues", num_queues, &err));
+    }
+    DeviceBuses buses = { .pci = bus, .boot_cpus = boot_cpus };
+    QEMUDevice *qdev = device_config_realize(dev, &buses, &err);
+    g_assert_null(err);
+    VirtioPCIDriver d;
+    vpd_enable(&d, bus, ((PCIDevice *)qdev)->devfn, PCI_COMMAND_MEMORY);
+    vpd_find_structures(&d);
+    RealizedQueues got = {
+        .queues = vpd_common_read(&d, VIRTIO_PCI_COMMON_NUMQ, 2),
+        .vectors = (vpd_cfg_read(&d, d.msix_cap + 2, 2) & 0x7ff) + 1,
+        .mq = vpd_device_features(&d) & F(VIRTIO_BLK_F_MQ),
+    };
+    vpd_cfg_write(&d, PCI_COMMAND, 0, 2);
+    qdev->drain(qdev);
+    device_config_free(dev);
+    blk_unref(registry_drive.blk);
+    g_unlink(path);
+    return got;
+}
+
+/* As QEMU 7.2: num-queues defaults to the vCPUs the machine starts with,
+ * each queue with its own vector plus one for configuration changes;
+ * here at most 64. An explicit num-queues wins. */
+static void test_default_queue_per_vcpu(void)
+{
+    static const struct {
+        unsigned boot_cpus;
+        const char *num_queues;
+        RealizedQueues expect;
+    } cases[] = {
+        { 1, NULL, { 1, 2, false } },
+        { 4, NULL, { 4, 5, true } },
+        { 0, NULL, { 1, 2, false } },       /* a machine that does not say */
+        { 200, NULL, { VIRTIO_BLK_MAX_QUEUES, VIRTIO_BLK_MAX_QUEUES + 1, true } },
+        { 4, "2", { 2, 3, true } },
+        { 4, "1", { 1, 2, false } },
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        RealizedQueues got = realize_with_cpus(cases[i].boot_cpus, cases[i].num_queues);
+        g_assert_cmpuint(got.queues, ==, cases[i].expect.queues);
+        g_assert_cmpuint(got.vectors, ==, cases[i].expect.vectors);
+        g_assert_cmpint(got.mq, ==, cases[i].expect.mq);
+    }
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -1263,6 +1350,7 @@ int main(int argc, char **argv)
     g_test_add_func("/virtio-blk/ioeventfd-off", test_ioeventfd_off);
     g_test_add_func("/virtio-blk/irqfd-off", test_irqfd_off);
     g_test_add_func("/virtio-blk/vectors", test_vectors);
+    g_test_add_func("/virtio-blk/default-queue-per-vcpu", test_default_queue_per_vcpu);
     int ret = g_test_run();
     g_rmdir(test_dir);
     return ret;

@@ -63,6 +63,9 @@
  * for one request (1 GiB), in sectors. */
 #define VIRTIO_BLK_MAX_DWZ_SECTORS  ((1u << 30) / VIRTIO_BLK_SECTOR_SIZE)
 #define VIRTIO_BLK_MAX_QUEUES       64
+/* -device virtio-blk-pci's num-queues when not given (QEMU's value too):
+ * one queue per vCPU the machine starts with, at most the maximum. */
+#define VIRTIO_BLK_AUTO_NUM_QUEUES  0xffff
 
 typedef struct VirtIOBlkConf {
     BlockBackend *blk;          /* opened; completions go to iothread's context */

@@ -20,6 +20,7 @@
 #ifndef HW_VIRTIO_VHOST_H
 #define HW_VIRTIO_VHOST_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include "hw/virtio/vhost-uapi.h"
@@ -39,7 +40,7 @@ typedef struct VhostDev {
     unsigned nrings;
     VhostRing *rings;
     VhostMemory mem;
-    bool mem_failed;            /* the last VHOST_UAPI_SET_MEM_TABLE failed (atomic) */
+    atomic_bool mem_failed;     /* the last VHOST_UAPI_SET_MEM_TABLE failed */
 } VhostDev;
 
 /* How a ring starts: the driver's layout and user space's progress. */

@@ -45,10 +45,11 @@ static FuzzDevice fuzz_devices[] = {
     { "ide-hd,drive=hd0,bus=ide.0,unit=0", &fuzz_ide_driver },
     { "ide-cd,drive=cd0,bus=ide.1,unit=0", &fuzz_ide_driver },
     { "ide-cd,bus=ide.1,unit=1", &fuzz_ide_driver },          /* an empty tray */
+    { "virtio-blk-pci,drive=vd0,addr=6,num-queues=2", &fuzz_virtio_driver },
+    /* Seeds name a device by its index here: new ones go at the end. */
     /* No backend: what it sends is dropped. It transmits on the thread
      * that writes TDT, as the harness runs no main loop for a bottom half. */
     { "e1000,addr=5,x-tx-defer=off" },
-    { "virtio-blk-pci,drive=vd0,addr=6,num-queues=2", &fuzz_virtio_driver },
     /* No backend either; its queues and control queue get the generic
      * hostile virtio driver. */
     { "virtio-net-pci,addr=7,mq=off", &fuzz_virtio_driver },

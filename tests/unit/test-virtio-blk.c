@@ -956,8 +956,12 @@ static char *realize_error(const VirtIOPCIConf *pci)
     Error *err = NULL;
     BlockBackend *blk = blk_new_open(&cfg, &err);
     g_assert_null(err);
-    static PCIBus *bus;     /* kept reachable: buses are never freed */
-    bus = pci_bus_new(map_irq);
+    /* One bus for every refusal (buses are never freed): a refused
+     * realize leaves nothing on it. */
+    static PCIBus *bus;
+    if (!bus) {
+        bus = pci_bus_new(map_irq);
+    }
     VirtIOBlkConf conf = { .blk = blk, .num_queues = 1, .queue_size = 256, .pci = pci };
     g_assert_null(virtio_blk_pci_new(bus, -1, &conf, &err));
     char *msg = g_strdup(err->msg);

@@ -10,6 +10,8 @@ packages=(
     libaio-dev liburing-dev
     # -netdev user
     libslirp-dev
+    # QMP's JSON
+    libjson-glib-dev
     # guest kits: apt-get download, dpkg-deb, cpio, depmod, readelf, xz
     apt dpkg cpio kmod binutils xz-utils
     # test harness and the host side of guest tests

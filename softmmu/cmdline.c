@@ -19,6 +19,7 @@
 #include <string.h>
 #include "block/drive-config.h"
 #include "hw/qdev-registry.h"
+#include "monitor/monitor.h"
 #include "net/netdev-create.h"
 #include "qemu/log.h"
 #include "cmdline-internal.h"
@@ -569,6 +570,7 @@ static void machine_config_init(MachineConfig *cfg)
         .devices = g_ptr_array_new_with_free_func(device_config_destroy),
         .fw_cfg_items = g_ptr_array_new_with_free_func(fw_cfg_item_config_free),
         .iothread_ids = g_ptr_array_new_with_free_func(g_free),
+        .monitors = g_ptr_array_new_with_free_func((GDestroyNotify)monitor_config_free),
         .chardevs = g_ptr_array_new_with_free_func(chardev_config_free),
         .drives = drive_config_list_new(),
         .netdevs = g_ptr_array_new_with_free_func(netdev_config_destroy),
@@ -614,6 +616,7 @@ void machine_config_free(MachineConfig *cfg)
     g_clear_pointer(&cfg->devices, g_ptr_array_unref);
     g_clear_pointer(&cfg->fw_cfg_items, g_ptr_array_unref);
     g_clear_pointer(&cfg->iothread_ids, g_ptr_array_unref);
+    g_clear_pointer(&cfg->monitors, g_ptr_array_unref);
     g_clear_pointer(&cfg->chardevs, g_ptr_array_unref);
     g_clear_pointer(&cfg->drives, g_ptr_array_unref);
     g_clear_pointer(&cfg->netdevs, g_ptr_array_unref);

@@ -7,7 +7,8 @@
 
 static const char *const program_name = "qemu-system-x86_64";
 
-static void error_setv(Error **errp, const char *suffix, const char *fmt, va_list ap)
+static void error_setv(Error **errp, ErrorClass cls, const char *suffix, const char *fmt,
+                       va_list ap)
 {
     if (!errp) {
         return;
@@ -16,6 +17,7 @@ static void error_setv(Error **errp, const char *suffix, const char *fmt, va_lis
     char *msg = g_strdup_vprintf(fmt, ap);
     Error *err = g_new0(Error, 1);
     err->msg = suffix ? g_strconcat(msg, ": ", suffix, NULL) : g_strdup(msg);
+    err->cls = cls;
     g_free(msg);
     *errp = err;
 }
@@ -24,15 +26,35 @@ void error_setg(Error **errp, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    error_setv(errp, NULL, fmt, ap);
+    error_setv(errp, ERROR_CLASS_GENERIC_ERROR, NULL, fmt, ap);
     va_end(ap);
+}
+
+void error_set(Error **errp, ErrorClass cls, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    error_setv(errp, cls, NULL, fmt, ap);
+    va_end(ap);
+}
+
+const char *error_class_name(ErrorClass cls)
+{
+    static const char *const names[] = {
+        [ERROR_CLASS_GENERIC_ERROR] = "GenericError",
+        [ERROR_CLASS_COMMAND_NOT_FOUND] = "CommandNotFound",
+        [ERROR_CLASS_DEVICE_NOT_ACTIVE] = "DeviceNotActive",
+        [ERROR_CLASS_DEVICE_NOT_FOUND] = "DeviceNotFound",
+        [ERROR_CLASS_KVM_MISSING_CAP] = "KVMMissingCap",
+    };
+    return cls < G_N_ELEMENTS(names) ? names[cls] : names[ERROR_CLASS_GENERIC_ERROR];
 }
 
 void error_setg_errno(Error **errp, int errnum, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    error_setv(errp, strerror(errnum), fmt, ap);
+    error_setv(errp, ERROR_CLASS_GENERIC_ERROR, strerror(errnum), fmt, ap);
     va_end(ap);
 }
 

@@ -23,6 +23,16 @@ typedef size_t ChardevCanReadFn(void *opaque);
 /* Bytes for the frontend (at most what can_read said). I/O thread. */
 typedef void ChardevReadFn(void *opaque, const uint8_t *buf, size_t len);
 
+/* A frontend's view of the connection: a socket backend opens on each
+ * accepted client and closes when it goes; the others open once, when the
+ * event handler is set. Delivered on the I/O thread. Monitors greet on
+ * OPENED (QMP's greeting, the human monitor's banner). */
+typedef enum ChardevEvent {
+    CHR_EVENT_OPENED,
+    CHR_EVENT_CLOSED,
+} ChardevEvent;
+typedef void ChardevEventFn(void *opaque, ChardevEvent event);
+
 /* Parse a -serial argument; NULL and *errp on a bad one. "none" gives NULL
  * without an error (no device). */
 Chardev *chardev_new(const char *spec, Error **errp);
@@ -31,6 +41,7 @@ void chardev_free(Chardev *chr);
 size_t chardev_write(Chardev *chr, const uint8_t *buf, size_t len);
 void chardev_set_handlers(Chardev *chr, ChardevCanReadFn *can_read,
                           ChardevReadFn *read, void *opaque);
+void chardev_set_event_handler(Chardev *chr, ChardevEventFn *event, void *opaque);
 /* The frontend has room again (e.g. the guest read the RX FIFO): resume
  * reading input. Any thread. */
 void chardev_accept_input(Chardev *chr);

@@ -82,6 +82,11 @@ typedef struct MachineConfig {
      * realized before the -device devices, from PCI slot 3 on. */
     GPtrArray *nics;            /* of DeviceConfig * */
 
+    /* -qmp, -monitor, -mon, and the monitor of -serial mon:stdio and
+     * -nographic, in order (monitor/monitor.h): started by the machine
+     * once its chardevs exist. */
+    GPtrArray *monitors;        /* of MonitorConfig * */
+
     /* -object iothread,id=ID: the I/O threads to start, by id. */
     GPtrArray *iothread_ids;    /* of char * */
 

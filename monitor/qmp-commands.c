@@ -1,0 +1,37 @@
+/*
+ * Every QMP command table (monitor/qmp.h). A file that adds commands
+ * declares its table in monitor/qmp-tables.h and adds one line here.
+ * query-commands lives here because it reads this list.
+ */
+#include "monitor/qmp.h"
+#include "monitor/qmp-tables.h"
+
+typedef struct CommandListBuilder {
+    JsonArray *list;
+} CommandListBuilder;
+
+static void add_command_name(const QmpCommandInfo *cmd, void *opaque)
+{
+    CommandListBuilder *b = opaque;
+    JsonObject *entry = json_object_new();
+    json_object_set_string_member(entry, "name", cmd->name);
+    json_array_add_object_element(b->list, entry);
+}
+
+static JsonNode *qmp_query_commands(JsonObject *args, Error **errp)
+{
+    CommandListBuilder b = { json_array_new() };
+    qmp_command_foreach(add_command_name, &b);
+    return json_node_init_array(json_node_alloc(), b.list);
+}
+
+static const QmpCommandInfo introspection_commands[] = {
+    { "query-commands", qmp_query_commands },
+    { NULL },
+};
+
+const QmpCommandInfo *const qmp_command_tables[] = {
+    introspection_commands,
+};
+
+const size_t qmp_command_tables_count = G_N_ELEMENTS(qmp_command_tables);

@@ -45,7 +45,10 @@
 
 #define PCI_TESTDEV_VENDOR_ID       0x1b36  /* Red Hat, Inc. */
 #define PCI_TESTDEV_DEVICE_ID       0x0005
-#define PCI_TESTDEV_CLASS           0xff0000
+/* QEMU gives it class word 0x00ff (base class 0, sub-class 0xff: its
+ * "PCI_CLASS_OTHERS" written where the class word goes), not base class
+ * 0xff; guests and query-pci see that, so we do the same. */
+#define PCI_TESTDEV_CLASS           0x00ff00
 #define PCI_TESTDEV_MMIO_SIZE       0x1000
 #define PCI_TESTDEV_PORTIO_SIZE     0x100
 

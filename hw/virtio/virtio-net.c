@@ -343,7 +343,7 @@ static bool virtio_net_attach(VirtIONet *n, const VirtIONetConf *conf, Error **e
         if (!q->nc) {
             return false;
         }
-        q->nc->owner = &n->vdev.qdev;  /* set_link names it by the device's id */
+        q->nc->owner = n->vdev.qdev;   /* set_link names it by the device's id */
         q->tx_iov = g_new(struct iovec, VIRTQUEUE_MAX_IOV);
     }
     /* Every queue of a netdev is of one kind. */

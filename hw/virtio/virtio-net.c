@@ -238,6 +238,7 @@ static const NetClientInfo virtio_net_client_info = {
     .receive = virtio_net_receive,
     .send_ready = virtio_net_tx_resume,
     .link_changed = virtio_net_link_changed,
+    .query_rx_filter = virtio_net_query_rx_filter,
 };
 
 /* ---- creation ---- */

@@ -344,7 +344,6 @@ static bool virtio_net_attach(VirtIONet *n, const VirtIONetConf *conf, Error **e
         if (!q->nc) {
             return false;
         }
-        q->nc->owner = n->vdev.qdev;   /* set_link names it by the device's id */
         q->tx_iov = g_new(struct iovec, VIRTQUEUE_MAX_IOV);
     }
     /* Every queue of a netdev is of one kind. */
@@ -410,6 +409,10 @@ QEMUDevice *virtio_net_pci_new(PCIBus *bus, int devfn, const VirtIONetConf *conf
                          PCI_CLASS_NETWORK_ETHERNET, conf->iothread, conf->pci, errp)) {
         virtio_net_free(d);
         return NULL;
+    }
+    /* set_link and query-rx-filter name the NIC by the device's id. */
+    for (unsigned i = 0; i < n->max_pairs; i++) {
+        n->queues[i].nc->owner = n->vdev.qdev;
     }
     if (conf->iothread) {
         iothread_run_sync(conf->iothread, virtio_net_create_bhs, n);

@@ -11,7 +11,8 @@ decoding off until the guest's driver turns it on, so addresses and
 "irq" values are only checked for type. Known differences, each asserted
 separately rather than hidden: QEMU's NICs have an option ROM (BAR 6) and
 ours have none; QEMU's ACPI PM is PCI function 00:01.3 and ours is a
-platform device.
+platform device; QEMU's virtio-net legacy I/O BAR is 32 bytes and ours
+64 (both xfail on ours, strictly: they flag the day ours matches).
 """
 
 import os
@@ -39,10 +40,11 @@ EXPECTED_PCI = {
     (2, 0): (0x0200, "Ethernet controller", 0x8086, 0x100e, 1, "nic0",
              [(0, "memory", 0x20000, False, False), (1, "io", 64, None, None)]),
     (3, 0): (0x0200, "Ethernet controller", 0x1af4, 0x1000, 1, "vn0",
-             [(0, "io", 32, None, None), (1, "memory", 0x1000, False, False),
+             [(0, "io", None, None, None), (1, "memory", 0x1000, False, False),
               (4, "memory", 0x4000, True, True)]),
 }
 ACPI_FUNCTION = (1, 3)
+VIRTIO_NET = (3, 0)
 
 
 def accel_works(vmm, accel):
@@ -118,18 +120,31 @@ def test_query_pci_matches_qemu(vm):
             if r["bar"] == 6:
                 continue        # QEMU's option ROM
             assert isinstance(r["address"], int) and r["address"] >= -1
-            got.append((r["bar"], r["type"], r["size"], r.get("prefetch"), r.get("mem_type_64")))
+            size = None if (slot, fn, r["bar"]) == (*VIRTIO_NET, 0) else r["size"]
+            got.append((r["bar"], r["type"], size, r.get("prefetch"), r.get("mem_type_64")))
         assert got == regions, (slot, fn)
     extra = set(found) - set(EXPECTED_PCI) - {ACPI_FUNCTION}
     assert not extra
 
 
-def test_query_pci_lists_acpi_function(vm):
+def known_difference(request, vm, reason):
+    """Ours differs here: expected to fail, and to fail the run once it does not."""
     if vm.vmm == "ours":
-        pytest.xfail("our ACPI PM is a platform device, not PCI function 00:01.3")
+        request.applymarker(pytest.mark.xfail(strict=True, reason=reason))
+
+
+def test_query_pci_lists_acpi_function(request, vm):
+    known_difference(request, vm, "our ACPI PM is a platform device, not PCI function 00:01.3")
     d = functions(vm)[ACPI_FUNCTION]
     assert d["class_info"] == {"class": 0x0680, "desc": "Bridge"}
     assert (d["id"]["vendor"], d["id"]["device"], d["irq_pin"]) == (0x8086, 0x7113, 1)
+
+
+def test_query_pci_virtio_net_legacy_bar_size(request, vm):
+    known_difference(request, vm, "our virtio-net configuration is always 12 bytes (legacy "
+                     "BAR 64): QEMU sizes it by the offered features (8 without MQ and MTU: 32)")
+    legacy = functions(vm)[VIRTIO_NET]["regions"][0]
+    assert (legacy["bar"], legacy["type"], legacy["size"]) == (0, "io", 32)
 
 
 def test_query_chardev(vm):

@@ -19,6 +19,7 @@
 #include "hw/net/e1000.h"
 #include "hw/pci-host/i440fx.h"
 #include "hw/pci/pci.h"
+#include "hw/virtio/virtio-net.h"
 #include "hw/qdev.h"
 #include "monitor/qmp.h"
 #include "sysemu/iothread.h"
@@ -115,11 +116,15 @@ static void test_query_pci(void)
     QEMUDevice *nic = e1000_new(bus, -1, &conf, &err);
     g_assert_nonnull(nic);
     device_set_id(nic, "nic0");
+    /* No id: QEMU's qdev_id is then "". */
+    VirtIONetConf vconf = { .mac = conf.mac, .rx_queue_size = 256, .tx_queue_size = 256,
+                            .features = UINT64_MAX };
+    g_assert_nonnull(virtio_net_pci_new(bus, -1, &vconf, &err));
     g_assert_true(pci_bus_assign_resources(bus, 0xc000, 0xffff, 0xe0000000, 0xfebfffff, &err));
 
     JsonNode *ret = qmp_ok("query-pci", NULL);
     JsonArray *devices = devices_of(ret, bus);
-    g_assert_cmpuint(json_array_get_length(devices), ==, 4);
+    g_assert_cmpuint(json_array_get_length(devices), ==, 5);
 
     /* QEMU's pc: the host bridge and the PIIX3's ISA bridge have no pin
      * and so no "irq", and no user id. */
@@ -149,6 +154,25 @@ static void test_query_pci(void)
     g_assert_false(json_object_get_boolean_member(mmio, "prefetch"));
     g_assert_false(json_object_get_boolean_member(mmio, "mem_type_64"));
     assert_region(json_array_get_object_element(regions, 1), 1, "io", -1, 64);
+
+    /* The transitional virtio-net: legacy I/O, MSI-X, and the modern BAR
+     * 64-bit and prefetchable (its upper half, BAR 5, is not a region). */
+    JsonObject *vnet = find_function(devices, 3, 0);
+    assert_ids(vnet, 0x0200, "Ethernet controller", 0x1af4, 0x1000);
+    g_assert_cmpstr(json_object_get_string_member(vnet, "qdev_id"), ==, "");
+    regions = json_object_get_array_member(vnet, "regions");
+    g_assert_cmpuint(json_array_get_length(regions), ==, 3);
+    /* The legacy I/O BAR is 64 bytes here where QEMU's is 32: our
+     * configuration space is always 12 bytes long, QEMU's only as long as
+     * the offered features need (8 without MQ and MTU). */
+    JsonObject *legacy = json_array_get_object_element(regions, 0);
+    assert_region(legacy, 0, "io", -1, json_object_get_int_member(legacy, "size"));
+    g_assert_cmpint(json_object_get_int_member(legacy, "size"), >=, 32);
+    assert_region(json_array_get_object_element(regions, 1), 1, "memory", -1, 0x1000);
+    JsonObject *modern = json_array_get_object_element(regions, 2);
+    assert_region(modern, 4, "memory", -1, 0x4000);
+    g_assert_true(json_object_get_boolean_member(modern, "prefetch"));
+    g_assert_true(json_object_get_boolean_member(modern, "mem_type_64"));
     json_node_unref(ret);
 
     /* The guest turns decoding on: the BARs have their addresses. */

@@ -72,11 +72,13 @@ def vm(request, our_vmm, tiny_kernels):
             "-serial", f"file:{tmp}/serial.txt", "-object", "iothread,id=io0",
             *NICS.split(), "-kernel", str(tiny_kernels / "tiny.elf"), "-append", "hello"]
     proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    try:
-        qmp = QMPClient.wait_connect(sock, timeout=30)
-    except (FileNotFoundError, ConnectionRefusedError):
-        proc.kill()
-        pytest.fail(f"{request.param}: no QMP socket: {proc.communicate()[1]}")
+    deadline = time.monotonic() + 30
+    while not os.path.exists(sock):
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            pytest.fail(f"{request.param}: no QMP socket: {proc.communicate()[1]}")
+        time.sleep(0.05)
+    qmp = QMPClient.wait_connect(sock, timeout=30)
     qmp.negotiate()
     deadline = time.monotonic() + 30
     while "tiny: hello" not in open(f"{tmp}/serial.txt", errors="replace").read():

@@ -862,7 +862,8 @@ static JsonNode *qmp_ok(const char *name, const char *args_json)
 static void record_rx_filter_event(const char *name, JsonObject *data, int64_t ts, void *opaque)
 {
     if (!strcmp(name, "NIC_RX_FILTER_CHANGED")) {
-        g_string_append_printf(opaque, "%s %s;", json_object_get_string_member(data, "name"),
+        g_string_append_printf(opaque, "%s %s;", json_object_has_member(data, "name")
+                               ? json_object_get_string_member(data, "name") : "-",
                                json_object_get_string_member(data, "path"));
     }
 }
@@ -945,6 +946,23 @@ static void test_qmp_rx_filter(void)
     g_assert_true(found);
     json_node_unref(ret);
     qmp_event_remove_sink(record_rx_filter_event, events);
+    net_free(t);
+}
+
+/* A NIC without an id: no "name", and the path of QEMU's anonymous
+ * devices (with our automatic id in place of QEMU's device[N]). */
+static void test_qmp_rx_filter_anonymous(void)
+{
+    TestNet *t = net_new(&(TestOptions) { 0 });
+    g_autoptr(GString) events = g_string_new("");
+    qmp_event_add_sink(record_rx_filter_event, events);
+    uint8_t off = 0;
+    g_assert_cmpuint(ctrl_cmd(t, VIRTIO_NET_CTRL_RX, VIRTIO_NET_CTRL_RX_PROMISC, &off, 1), ==,
+                     VIRTIO_NET_OK);
+    qmp_event_remove_sink(record_rx_filter_event, events);
+    g_autofree char *expect = g_strdup_printf("- /machine/peripheral-anon/%s/virtio-backend;",
+                                              t->qdev->id);
+    g_assert_cmpstr(events->str, ==, expect);
     net_free(t);
 }
 
@@ -1143,6 +1161,7 @@ int main(int argc, char **argv)
     g_test_add_func("/virtio-net/link", test_link);
     g_test_add_func("/virtio-net/qmp-set-link", test_qmp_set_link);
     g_test_add_func("/virtio-net/qmp-rx-filter", test_qmp_rx_filter);
+    g_test_add_func("/virtio-net/qmp-rx-filter-anonymous", test_qmp_rx_filter_anonymous);
     g_test_add_func("/virtio-net/iothread", test_iothread);
     g_test_add_func("/virtio-net/vhost-seam", test_vhost_seam);
     g_test_add_func("/virtio-net/bad-configuration", test_bad_configuration);

@@ -2,10 +2,11 @@
  * Character backends by id (chardev/char.h): -chardev BACKEND,id=ID, and
  * the backends -serial makes ("serial0"...), which devices name with
  * chardev=ID and which are flushed together at exit. The table changes
- * only while the machine is built (main thread).
+ * only while the machine is built (main thread). query-chardev lists it.
  */
 #include <glib.h>
 #include "char-internal.h"
+#include "monitor/qmp-tables.h"
 
 typedef struct NamedChardev {
     char *id;
@@ -70,3 +71,39 @@ void chardev_flush_all(void)
         chardev_flush(((NamedChardev *)g_ptr_array_index(named_chardevs, i))->chr);
     }
 }
+
+static void add_chardev_info(JsonArray *list, const char *label, const char *filename,
+                             bool frontend_open)
+{
+    JsonObject *info = json_object_new();
+    json_object_set_string_member(info, "label", label);
+    json_object_set_string_member(info, "filename", filename);
+    json_object_set_boolean_member(info, "frontend-open", frontend_open);
+    json_array_add_object_element(list, info);
+}
+
+/*
+ * query-chardev: [{ "label", "filename", "frontend-open" }] for every
+ * backend with an id, in creation order (QEMU's order is its hash
+ * table's). A frontend is open once a device or monitor claimed the
+ * backend or took its input.
+ */
+static JsonNode *qmp_query_chardev(JsonObject *args, Error **errp)
+{
+    JsonArray *list = json_array_new();
+    for (guint i = 0; named_chardevs && i < named_chardevs->len; i++) {
+        NamedChardev *n = g_ptr_array_index(named_chardevs, i);
+        bool open = n->claimed || n->chr->read;
+        add_chardev_info(list, n->id, n->chr->filename ? n->chr->filename : "", open);
+        if (n->chr->mux_monitor) {
+            g_autofree char *base = g_strdup_printf("%s-base", n->id);
+            add_chardev_info(list, base, "stdio", true);    /* the mux is its frontend */
+        }
+    }
+    return json_node_init_array(json_node_alloc(), list);
+}
+
+const QmpCommandInfo chardev_qmp_commands[] = {
+    { "query-chardev", qmp_query_chardev },
+    { NULL },
+};

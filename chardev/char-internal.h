@@ -50,7 +50,17 @@ struct Chardev {
     bool escape_pending;        /* mon:stdio: the last byte was Ctrl-a */
 
     void (*backend_close)(Chardev *chr);
+
+    /* What query-chardev calls the backend, in QEMU's words ("null",
+     * "stdio", "file"; a socket's address, "disconnected:" before it while
+     * no client is there). Set with chardev_set_filename on the I/O
+     * thread, where the monitor reads it. */
+    char *filename;
+    /* mon:stdio: QEMU lists a "mux" and its "stdio" base (ID-base). */
+    bool mux_monitor;
 };
+
+void chardev_set_filename(Chardev *chr, const char *filename);
 
 /* Start draining output to fd / reading input from fd on the I/O thread. */
 void chardev_attach_output(Chardev *chr, int fd, bool owned, bool nonblocking);

@@ -240,12 +240,17 @@ Chardev *chardev_new(const char *spec, Error **errp)
     bool ok = true;
     if (strcmp(spec, "null") == 0) {
         /* no host fd: output is discarded, there is never input */
+        chardev_set_filename(chr, "null");
     } else if (strcmp(spec, "stdio") == 0) {
         ok = chardev_stdio_open(chr, false, errp);
+        chardev_set_filename(chr, "stdio");
     } else if (strcmp(spec, "mon:stdio") == 0) {
         ok = chardev_stdio_open(chr, true, errp);
+        chr->mux_monitor = true;
+        chardev_set_filename(chr, "mux");
     } else if (g_str_has_prefix(spec, "file:")) {
         ok = chardev_file_open(chr, spec + strlen("file:"), errp);
+        chardev_set_filename(chr, "file");
     } else if (g_str_has_prefix(spec, "mon:")) {
         error_setg(errp, "'%s': the monitor can only be multiplexed on stdio "
                    "(mon:stdio)", spec);
@@ -262,6 +267,12 @@ Chardev *chardev_new(const char *spec, Error **errp)
     return chr;
 }
 
+void chardev_set_filename(Chardev *chr, const char *filename)
+{
+    g_free(chr->filename);
+    chr->filename = g_strdup(filename);
+}
+
 void chardev_free(Chardev *chr)
 {
     if (!chr) {
@@ -276,6 +287,7 @@ void chardev_free(Chardev *chr)
         close(chr->out_fd);
     }
     g_free(chr->ring);
+    g_free(chr->filename);
     pthread_mutex_destroy(&chr->ring_lock);
     g_free(chr);
 }

@@ -32,6 +32,11 @@ static const QmpCommandInfo introspection_commands[] = {
 
 const QmpCommandInfo *const qmp_command_tables[] = {
     introspection_commands,
+    device_lock_qmp_commands,
+    pci_qmp_commands,
+    chardev_qmp_commands,
+    iothread_qmp_commands,
+    net_qmp_commands,
 };
 
 const size_t qmp_command_tables_count = G_N_ELEMENTS(qmp_command_tables);

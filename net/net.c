@@ -11,6 +11,8 @@
 
 /* -netdev ids, in creation order: main thread only (machine build, exit). */
 static GPtrArray *netdevs;
+/* NIC clients, in creation order: main thread only (build, exit). */
+static GPtrArray *nic_clients;
 
 ssize_t net_send(NetClientState *nc, const struct iovec *iov, int iovcnt)
 {
@@ -53,6 +55,36 @@ void net_client_set_link(NetClientState *nc, bool up)
     }
 }
 
+GPtrArray *net_nic_clients(void)
+{
+    GPtrArray *list = g_ptr_array_new();
+    for (guint i = 0; nic_clients && i < nic_clients->len; i++) {
+        g_ptr_array_add(list, g_ptr_array_index(nic_clients, i));
+    }
+    return list;
+}
+
+static const char *net_nic_name(const NetClientState *nc)
+{
+    return nc->owner ? nc->owner->id : nc->name;
+}
+
+GPtrArray *net_clients_find(const char *name)
+{
+    GPtrArray *found = g_ptr_array_new();
+    for (guint i = 0; nic_clients && i < nic_clients->len; i++) {
+        NetClientState *nc = g_ptr_array_index(nic_clients, i);
+        if (!strcmp(net_nic_name(nc), name)) {
+            g_ptr_array_add(found, nc);
+        }
+    }
+    NetDev *nd = found->len ? NULL : netdev_find(name);
+    for (unsigned q = 0; nd && q < nd->num_queues; q++) {
+        g_ptr_array_add(found, nd->queues[q]);
+    }
+    return found;
+}
+
 /* Give nc its context: its send_ready runs there from now on. */
 static void net_client_set_context(NetClientState *nc, GMainContext *ctx)
 {
@@ -75,6 +107,9 @@ void net_client_free(NetClientState *nc)
     }
     if (nc->peer) {
         nc->peer->peer = NULL;
+    }
+    if (nic_clients) {
+        g_ptr_array_remove(nic_clients, nc);
     }
     if (nc->info->cleanup) {
         nc->info->cleanup(nc);
@@ -171,6 +206,10 @@ NetClientState *net_nic_new(const NetClientInfo *info, const char *name, NetDev 
     NetClientState *nc = net_client_new(info, name);
     nc->opaque = opaque;
     net_client_set_context(nc, ctx);
+    if (!nic_clients) {
+        nic_clients = g_ptr_array_new();
+    }
+    g_ptr_array_add(nic_clients, nc);
     if (backend) {
         if (queue == 0) {
             netdev->claimed_by = g_strdup(dev_id);

@@ -41,6 +41,7 @@ void device_init(QEMUDevice *dev, const char *type, const char *id_prefix)
     }
     dev->type = type;
     dev->id = id;
+    dev->id_given = false;
     device_lock_init(&dev->lock, dev->id);
     dev->next = NULL;
     *device_list_tail = dev;
@@ -107,6 +108,7 @@ void device_set_id(QEMUDevice *dev, const char *id)
 {
     g_free(dev->id);
     dev->id = g_strdup(id);
+    dev->id_given = true;
     dev->lock.name = dev->id;
 }
 
@@ -133,13 +135,36 @@ void device_reset_all(void)
     }
 }
 
-static void print_lock(FILE *out, const char *type, const DeviceLock *lock)
+DeviceLockStats device_lock_stats_read(DeviceLock *lock, bool reset)
 {
-    uint64_t acq = atomic_load(&lock->acquisitions);
-    uint64_t cont = atomic_load(&lock->contended);
-    uint64_t wait = atomic_load(&lock->wait_ns);
-    fprintf(out, "  %-16s %-16s %12" PRIu64 " %12" PRIu64 " %14.3f\n",
-            lock->name, type, acq, cont, wait / 1e6);
+    if (reset) {
+        return (DeviceLockStats) {
+            .acquisitions = atomic_exchange(&lock->acquisitions, 0),
+            .contended = atomic_exchange(&lock->contended, 0),
+            .wait_ns = atomic_exchange(&lock->wait_ns, 0),
+        };
+    }
+    return (DeviceLockStats) {
+        .acquisitions = atomic_load(&lock->acquisitions),
+        .contended = atomic_load(&lock->contended),
+        .wait_ns = atomic_load(&lock->wait_ns),
+    };
+}
+
+void device_lock_foreach(void (*fn)(const char *type, DeviceLock *lock, void *opaque),
+                         void *opaque)
+{
+    fn("(global)", &global_lock, opaque);
+    for (QEMUDevice *dev = device_list; dev; dev = dev->next) {
+        fn(dev->type, &dev->lock, opaque);
+    }
+}
+
+static void print_lock(const char *type, DeviceLock *lock, void *opaque)
+{
+    DeviceLockStats st = device_lock_stats_read(lock, false);
+    fprintf(opaque, "  %-16s %-16s %12" PRIu64 " %12" PRIu64 " %14.3f\n",
+            lock->name, type, st.acquisitions, st.contended, st.wait_ns / 1e6);
 }
 
 void device_lock_stats_print(FILE *out)
@@ -147,8 +172,5 @@ void device_lock_stats_print(FILE *out)
     fprintf(out, "lock statistics (device-lock=%s):\n", per_device_locking ? "on" : "off");
     fprintf(out, "  %-16s %-16s %12s %12s %14s\n", "lock", "type", "acquired",
             "contended", "wait-ms");
-    print_lock(out, "(global)", &global_lock);
-    for (QEMUDevice *dev = device_list; dev; dev = dev->next) {
-        print_lock(out, dev->type, &dev->lock);
-    }
+    device_lock_foreach(print_lock, out);
 }

@@ -9,8 +9,10 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <unistd.h>
 #include <urcu/compiler.h>
 #include "qemu/event-notifier.h"
+#include "monitor/qmp-tables.h"
 #include "sysemu/iothread.h"
 
 typedef struct SyncCall {
@@ -24,6 +26,7 @@ struct IOThread {
     GMainContext *ctx;
     TimerList *timers;
     pthread_t thread;
+    atomic_int thread_id;       /* the kernel's id of thread (query-iothreads) */
     atomic_bool stopping;
     EventNotifier calls_notifier;
     pthread_mutex_t lock;       /* not GMutex: ThreadSanitizer sees pthreads */
@@ -53,12 +56,17 @@ static void iothread_run_calls(EventNotifier *e)
 static void *iothread_run(void *opaque)
 {
     IOThread *t = opaque;
+    atomic_store(&t->thread_id, gettid());
     g_main_context_push_thread_default(t->ctx);
     while (!atomic_load(&t->stopping)) {
         g_main_context_iteration(t->ctx, TRUE);
     }
     g_main_context_pop_thread_default(t->ctx);
     return NULL;
+}
+
+static void iothread_started(void *opaque)
+{
 }
 
 IOThread *iothread_new(const char *id, Error **errp)
@@ -96,6 +104,8 @@ IOThread *iothread_new(const char *id, Error **errp)
         iothreads = g_ptr_array_new();
     }
     g_ptr_array_add(iothreads, t);
+    /* Once a call has run there, the thread has published its id. */
+    iothread_run_sync(t, iothread_started, NULL);
     return t;
 }
 
@@ -168,3 +178,31 @@ void iothread_free(IOThread *t)
     g_free(t->id);
     g_free(t);
 }
+
+/*
+ * query-iothreads, in QEMU's shape. The polling members are QEMU's
+ * tunables; our threads never busy-poll (each sleeps in poll(2) on its
+ * GLib context) and do not batch, so we report them as QEMU reports a
+ * thread with polling off: poll-max-ns 0 and the rest 0.
+ */
+static JsonNode *qmp_query_iothreads(JsonObject *args, Error **errp)
+{
+    JsonArray *list = json_array_new();
+    for (guint i = 0; iothreads && i < iothreads->len; i++) {
+        IOThread *t = g_ptr_array_index(iothreads, i);
+        JsonObject *info = json_object_new();
+        json_object_set_string_member(info, "id", t->id);
+        json_object_set_int_member(info, "thread-id", atomic_load(&t->thread_id));
+        json_object_set_int_member(info, "poll-max-ns", 0);
+        json_object_set_int_member(info, "poll-grow", 0);
+        json_object_set_int_member(info, "poll-shrink", 0);
+        json_object_set_int_member(info, "aio-max-batch", 0);
+        json_array_add_object_element(list, info);
+    }
+    return json_node_init_array(json_node_alloc(), list);
+}
+
+const QmpCommandInfo iothread_qmp_commands[] = {
+    { "query-iothreads", qmp_query_iothreads },
+    { NULL },
+};

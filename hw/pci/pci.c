@@ -52,7 +52,13 @@ struct PCIBus {
      * guest would find after a BIOS re-ran. Guarded by the function's lock.
      */
     uint8_t *power_on_config[PCI_NUM_DEVFNS];
+    PCIBus *next_root;          /* the list query-pci walks */
 };
+
+/* Every bus pci_bus_new made, in creation order. Buses are made while the
+ * machine is built (one thread) and never freed. */
+static PCIBus *root_buses;
+static PCIBus **root_buses_tail = &root_buses;
 
 /* ---- little-endian helpers and accessors ---- */
 
@@ -362,7 +368,14 @@ PCIBus *pci_bus_new(PCIMapIrqFn map_irq)
 {
     PCIBus *bus = g_new0(PCIBus, 1);
     bus->map_irq = map_irq;
+    *root_buses_tail = bus;
+    root_buses_tail = &bus->next_root;
     return bus;
+}
+
+PCIBus *pci_root_bus_next(PCIBus *prev)
+{
+    return prev ? prev->next_root : root_buses;
 }
 
 PCIDevice *pci_bus_device(PCIBus *bus, unsigned devfn)

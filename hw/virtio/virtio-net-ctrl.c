@@ -228,6 +228,10 @@ static void virtio_net_ctrl_handle(VirtIONet *n, VirtQueue *vq, VirtQueueElement
         iov_to_buf(elem->out_sg, elem->out_num, sizeof(head), data, len);
         ack = virtio_net_ctrl_command(n, head[0], head[1], data, len);
     }
+    if (ack == VIRTIO_NET_OK && (head[0] == VIRTIO_NET_CTRL_RX || head[0] == VIRTIO_NET_CTRL_MAC ||
+                                 head[0] == VIRTIO_NET_CTRL_VLAN)) {
+        virtio_net_rx_filter_changed(n);
+    }
     if (ack != VIRTIO_NET_OK) {
         qemu_log_mask(LOG_GUEST_ERROR, "%s: control command %u.%u with %zu bytes of data "
                       "refused\n", virtio_name(&n->vdev), head[0], head[1], len);

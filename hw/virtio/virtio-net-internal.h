@@ -86,6 +86,9 @@ struct VirtIONet {
     bool peer_vnet_hdr;
     unsigned host_hdr_len;
     VirtIONetFilter filter;
+    /* NIC_RX_FILTER_CHANGED went out and no query-rx-filter came since:
+     * the next change stays quiet (QEMU's rate limit for management). */
+    bool rx_filter_event_sent;
 };
 
 static inline VirtIONet *virtio_net_of(VirtIODevice *vdev)
@@ -138,5 +141,12 @@ void virtio_net_ctrl_kick(VirtIONet *n, VirtQueue *vq);
 void virtio_net_filter_reset(VirtIONetFilter *f);
 /* Does the filter let this frame (len bytes from its Ethernet header) in? */
 bool virtio_net_filter_accepts(const VirtIONet *n, const uint8_t *eth, size_t len);
+
+/* ---- virtio-net-qmp.c ---- */
+/* The driver changed the filter (device lock held): NIC_RX_FILTER_CHANGED,
+ * unless one is out that no query-rx-filter has answered yet. */
+void virtio_net_rx_filter_changed(VirtIONet *n);
+/* NetClientInfo.query_rx_filter (main thread, no lock held). */
+JsonObject *virtio_net_query_rx_filter(NetClientState *nc);
 
 #endif

@@ -238,6 +238,7 @@ static const NetClientInfo virtio_net_client_info = {
     .receive = virtio_net_receive,
     .send_ready = virtio_net_tx_resume,
     .link_changed = virtio_net_link_changed,
+    .query_rx_filter = virtio_net_query_rx_filter,
 };
 
 /* ---- creation ---- */
@@ -408,6 +409,10 @@ QEMUDevice *virtio_net_pci_new(PCIBus *bus, int devfn, const VirtIONetConf *conf
                          PCI_CLASS_NETWORK_ETHERNET, conf->iothread, conf->pci, errp)) {
         virtio_net_free(d);
         return NULL;
+    }
+    /* set_link and query-rx-filter name the NIC by the device's id. */
+    for (unsigned i = 0; i < n->max_pairs; i++) {
+        n->queues[i].nc->owner = n->vdev.qdev;
     }
     if (conf->iothread) {
         iothread_run_sync(conf->iothread, virtio_net_create_bhs, n);

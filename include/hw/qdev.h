@@ -35,6 +35,7 @@ typedef struct QEMUDevice QEMUDevice;
 struct QEMUDevice {
     const char *type;       /* model name, as -device spells it */
     char *id;               /* unique instance name, e.g. "serial0" */
+    bool id_given;          /* the user chose id (device_set_id): QEMU's qdev_id */
     DeviceLock lock;        /* taken by device_lock() with device-lock=on */
     /* Return to power-on state. Called with the device lock held, while all
      * vCPUs are paused. May be NULL. */
@@ -72,6 +73,23 @@ void device_drain_all(void);
 /* Reset every device, each under its own lock, in creation order; drain
  * them first. */
 void device_reset_all(void);
+
+/* One lock's counters, each read atomically (the three are not one
+ * snapshot: an acquisition in progress may show in one and not yet in
+ * another). */
+typedef struct DeviceLockStats {
+    uint64_t acquisitions, contended, wait_ns;
+} DeviceLockStats;
+
+/* Read lock's counters; with reset, zero each in the same atomic exchange
+ * that reads it, so no acquisition is lost between two readings. Any
+ * thread; takes no lock. */
+DeviceLockStats device_lock_stats_read(DeviceLock *lock, bool reset);
+/* fn for the global lock (type "(global)"), then each device's own lock
+ * (type: the device's), in creation order. Takes no lock: the registry
+ * only changes while the machine is built. */
+void device_lock_foreach(void (*fn)(const char *type, DeviceLock *lock, void *opaque),
+                         void *opaque);
 
 /* One line per lock with its statistics (-machine lock-stats=on). */
 void device_lock_stats_print(FILE *out);

@@ -9,4 +9,10 @@
 
 #include "monitor/qmp.h"
 
+extern const QmpCommandInfo device_lock_qmp_commands[];   /* softmmu/device-lock-query.c */
+extern const QmpCommandInfo pci_qmp_commands[];           /* hw/pci/pci-query.c */
+extern const QmpCommandInfo chardev_qmp_commands[];       /* chardev/char-by-id.c */
+extern const QmpCommandInfo iothread_qmp_commands[];      /* util/iothread.c */
+extern const QmpCommandInfo net_qmp_commands[];           /* net/net-query.c */
+
 #endif

@@ -31,6 +31,8 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 #include <glib.h>
+#include <json-glib/json-glib.h>
+#include "hw/qdev.h"
 #include "hw/qdev-properties.h"
 #include "qemu/bh.h"
 #include "qemu/error.h"
@@ -70,6 +72,11 @@ typedef struct NetClientInfo {
     void (*set_offload)(NetClientState *nc, const NetOffloads *offloads);
     /* Free what the client owns (the layer frees nc itself). May be NULL. */
     void (*cleanup)(NetClientState *nc);
+    /* A NIC's receive filter for query-rx-filter, in QEMU's RxFilterInfo
+     * shape, read under the NIC's lock; it also re-arms the NIC's
+     * NIC_RX_FILTER_CHANGED event. Main thread, no lock held. NULL: the
+     * NIC cannot say (QEMU's e1000 cannot either). */
+    JsonObject *(*query_rx_filter)(NetClientState *nc);
 } NetClientInfo;
 
 struct NetClientState {
@@ -81,6 +88,9 @@ struct NetClientState {
     QEMUBH *send_ready_bh;      /* runs info->send_ready on ctx */
     bool link_down;
     void *opaque;
+    /* A NIC: its device, whose id names it to set_link and query-rx-filter
+     * (set by the NIC model after net_nic_new). NULL: named by name. */
+    QEMUDevice *owner;
 };
 
 /* One -netdev: its queues (tap queues=N; one for the others). */
@@ -107,6 +117,13 @@ ssize_t net_send_buf(NetClientState *nc, const void *buf, size_t len);
 void net_client_receive_ready(NetClientState *nc);
 /* set_link: both sides' link_changed run. Main thread. */
 void net_client_set_link(NetClientState *nc, bool up);
+/* The clients a QMP name means, as QEMU resolves set_link's: every queue
+ * of the NIC whose device has that id (or, for a NIC without a device,
+ * whose name it is), else every queue of the netdev with that id. Empty
+ * when nothing has the name. Main thread. */
+GPtrArray *net_clients_find(const char *name);
+/* Every NIC client, in creation order, for query-rx-filter. Main thread. */
+GPtrArray *net_nic_clients(void);
 
 /* ---- backends (net/) ---- */
 

@@ -18,6 +18,7 @@
 #include "hw/net/e1000.h"
 #include "hw/pci/pci.h"
 #include "le-bytes.h"
+#include "monitor/qmp.h"
 #include "net/checksum.h"
 #include "net/net.h"
 #include "pio.h"
@@ -359,6 +360,54 @@ static void test_link_interrupt(void)
     net_client_set_link(t->backend, true);
     g_assert_true(rd(t, E1000_STATUS) & E1000_STATUS_LU);
     g_assert_cmphex(rd(t, E1000_ICR), ==, E1000_ICR_LSC);
+    dev_free(t);
+}
+
+/* set_link through QMP, as a manager sends it; false: DeviceNotFound. */
+static bool qmp_set_link(const char *name, bool up)
+{
+    g_autoptr(JsonObject) args = json_object_new();
+    json_object_set_string_member(args, "name", name);
+    json_object_set_boolean_member(args, "up", up);
+    Error *err = NULL;
+    JsonNode *ret = qmp_dispatch("set_link", args, &err);
+    if (ret) {
+        json_node_unref(ret);
+    }
+    if (!err) {
+        return true;
+    }
+    g_assert_cmpint(err->cls, ==, ERROR_CLASS_DEVICE_NOT_FOUND);
+    g_assert_cmpstr(err->msg, ==, "Device 'no-such-nic' not found");
+    error_free(err);
+    return false;
+}
+
+/* set_link by the NIC's id and by the netdev's: STATUS.LU and LSC. */
+static void test_qmp_set_link(void)
+{
+    TestDev *t = dev_new();
+    device_set_id(t->qdev, "nic-qmp");
+    wr(t, E1000_IMC, ~0u);
+    rd(t, E1000_ICR);
+    wr(t, E1000_IMS, E1000_ICR_LSC);
+    g_assert_true(qmp_set_link("nic-qmp", false));
+    g_assert_true(irq(t));
+    g_assert_false(rd(t, E1000_STATUS) & E1000_STATUS_LU);
+    g_assert_cmphex(rd(t, E1000_ICR), ==, E1000_ICR_LSC);
+    g_assert_true(qmp_set_link("nic-qmp", true));
+    g_assert_true(rd(t, E1000_STATUS) & E1000_STATUS_LU);
+    g_assert_cmphex(rd(t, E1000_ICR), ==, E1000_ICR_LSC);
+    /* The netdev's name pulls the same cable. */
+    g_assert_true(qmp_set_link(t->backend->name, false));
+    g_assert_false(rd(t, E1000_STATUS) & E1000_STATUS_LU);
+    g_assert_cmphex(rd(t, E1000_ICR), ==, E1000_ICR_LSC);
+    g_assert_true(qmp_set_link(t->backend->name, true));
+    g_assert_true(rd(t, E1000_STATUS) & E1000_STATUS_LU);
+    rd(t, E1000_ICR);
+    g_assert_false(qmp_set_link("no-such-nic", false));
+    g_assert_true(rd(t, E1000_STATUS) & E1000_STATUS_LU);
+    g_assert_cmphex(rd(t, E1000_ICR), ==, 0);
     dev_free(t);
 }
 
@@ -1076,6 +1125,7 @@ int main(int argc, char **argv)
     g_test_add_func("/e1000/eeprom", test_eeprom);
     g_test_add_func("/e1000/phy", test_phy);
     g_test_add_func("/e1000/link-interrupt", test_link_interrupt);
+    g_test_add_func("/e1000/qmp-set-link", test_qmp_set_link);
     g_test_add_data_func("/e1000/tx-legacy/deferred", GINT_TO_POINTER(1), test_tx_legacy);
     g_test_add_data_func("/e1000/tx-legacy/on-vcpu", GINT_TO_POINTER(0), test_tx_legacy);
     g_test_add_func("/e1000/tx-backpressure", test_tx_backpressure);

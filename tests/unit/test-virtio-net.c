@@ -13,6 +13,7 @@
 #include <glib.h>
 #include "hw/irq.h"
 #include "hw/virtio/virtio-net.h"
+#include "monitor/qmp.h"
 #include "net/net.h"
 #include "net/vnet-hdr.h"
 #include "qemu/log.h"
@@ -847,6 +848,124 @@ static void test_link(void)
     net_free(t);
 }
 
+/* A QMP command that must succeed, its arguments as JSON text. */
+static JsonNode *qmp_ok(const char *name, const char *args_json)
+{
+    g_autoptr(JsonParser) parser = json_parser_new();
+    g_assert_true(json_parser_load_from_data(parser, args_json, -1, NULL));
+    Error *err = NULL;
+    JsonNode *ret = qmp_dispatch(name, json_node_get_object(json_parser_get_root(parser)), &err);
+    g_assert_cmpstr(err ? err->msg : NULL, ==, NULL);
+    return ret;
+}
+
+static void record_rx_filter_event(const char *name, JsonObject *data, int64_t ts, void *opaque)
+{
+    if (!strcmp(name, "NIC_RX_FILTER_CHANGED")) {
+        g_string_append_printf(opaque, "%s %s;", json_object_has_member(data, "name")
+                               ? json_object_get_string_member(data, "name") : "-",
+                               json_object_get_string_member(data, "path"));
+    }
+}
+
+/* set_link by id: the config status and its interrupt. */
+static void test_qmp_set_link(void)
+{
+    TestNet *t = net_new(&(TestOptions) { 0 });
+    device_set_id(t->qdev, "vn-link");
+    json_node_unref(qmp_ok("set_link", "{\"name\": \"vn-link\", \"up\": false}"));
+    vpd_settle();
+    g_assert_cmphex(mem_read(t->d.device + 6, 2), ==, 0);
+    g_assert_cmpuint(msis[0], ==, 1);
+    json_node_unref(qmp_ok("set_link", "{\"name\": \"vn-link\", \"up\": true}"));
+    vpd_settle();
+    g_assert_cmphex(mem_read(t->d.device + 6, 2) & VIRTIO_NET_S_LINK_UP, ==,
+                    VIRTIO_NET_S_LINK_UP);
+    g_assert_cmpuint(msis[0], ==, 2);
+    net_free(t);
+}
+
+/* NIC_RX_FILTER_CHANGED once per query-rx-filter, and what the query says. */
+static void test_qmp_rx_filter(void)
+{
+    TestNet *t = net_new(&(TestOptions) { 0 });
+    device_set_id(t->qdev, "vn-rx");
+    g_autoptr(GString) events = g_string_new("");
+    qmp_event_add_sink(record_rx_filter_event, events);
+    uint8_t on = 1, off = 0;
+    /* A refused command changes nothing and says nothing. */
+    g_assert_cmpuint(ctrl_cmd(t, VIRTIO_NET_CTRL_RX, 99, &on, 1), ==, VIRTIO_NET_ERR);
+    g_assert_cmpstr(events->str, ==, "");
+    g_assert_cmpuint(ctrl_cmd(t, VIRTIO_NET_CTRL_RX, VIRTIO_NET_CTRL_RX_PROMISC, &off, 1), ==,
+                     VIRTIO_NET_OK);
+    g_assert_cmpuint(ctrl_cmd(t, VIRTIO_NET_CTRL_RX, VIRTIO_NET_CTRL_RX_ALLMULTI, &on, 1), ==,
+                     VIRTIO_NET_OK);
+    g_assert_cmpstr(events->str, ==, "vn-rx /machine/peripheral/vn-rx/virtio-backend;");
+
+    const uint8_t uni[6] = { 0x02, 0x11, 0x22, 0x33, 0x44, 0x55 };
+    uint8_t table[4 + 6 + 4] = { 1, 0, 0, 0 };
+    memcpy(table + 4, uni, 6);
+    g_assert_cmpuint(ctrl_cmd(t, VIRTIO_NET_CTRL_MAC, VIRTIO_NET_CTRL_MAC_TABLE_SET, table,
+                              sizeof(table)), ==, VIRTIO_NET_OK);
+    JsonNode *ret = qmp_ok("query-rx-filter", "{\"name\": \"vn-rx\"}");
+    JsonArray *list = json_node_get_array(ret);
+    g_assert_cmpuint(json_array_get_length(list), ==, 1);
+    JsonObject *f = json_array_get_object_element(list, 0);
+    g_assert_cmpstr(json_object_get_string_member(f, "name"), ==, "vn-rx");
+    g_assert_false(json_object_get_boolean_member(f, "promiscuous"));
+    g_assert_cmpstr(json_object_get_string_member(f, "multicast"), ==, "all");
+    g_assert_cmpstr(json_object_get_string_member(f, "unicast"), ==, "normal");
+    g_assert_cmpstr(json_object_get_string_member(f, "main-mac"), ==, "52:54:00:ab:cd:ef");
+    g_assert_true(json_object_get_boolean_member(f, "broadcast-allowed"));
+    JsonArray *unicast = json_object_get_array_member(f, "unicast-table");
+    g_assert_cmpuint(json_array_get_length(unicast), ==, 1);
+    g_assert_cmpstr(json_array_get_string_element(unicast, 0), ==, "02:11:22:33:44:55");
+    g_assert_cmpuint(json_array_get_length(json_object_get_array_member(f, "multicast-table")),
+                     ==, 0);
+    /* ALL_FEATURES has CTRL_VLAN: filtering, with no VLAN let in yet. */
+    g_assert_cmpstr(json_object_get_string_member(f, "vlan"), ==, "normal");
+    g_assert_cmpuint(json_array_get_length(json_object_get_array_member(f, "vlan-table")), ==,
+                     0);
+    json_node_unref(ret);
+
+    /* Read: the next change is announced again, once. */
+    g_assert_cmpuint(ctrl_cmd(t, VIRTIO_NET_CTRL_RX, VIRTIO_NET_CTRL_RX_NOBCAST, &on, 1), ==,
+                     VIRTIO_NET_OK);
+    g_assert_cmpuint(ctrl_cmd(t, VIRTIO_NET_CTRL_RX, VIRTIO_NET_CTRL_RX_NOBCAST, &off, 1), ==,
+                     VIRTIO_NET_OK);
+    g_assert_cmpstr(events->str, ==, "vn-rx /machine/peripheral/vn-rx/virtio-backend;"
+                                     "vn-rx /machine/peripheral/vn-rx/virtio-backend;");
+    /* Without a name, every NIC that has a filter: this one among them. */
+    ret = qmp_ok("query-rx-filter", "{}");
+    list = json_node_get_array(ret);
+    bool found = false;
+    for (guint i = 0; i < json_array_get_length(list); i++) {
+        found |= !strcmp(json_object_get_string_member(json_array_get_object_element(list, i),
+                                                       "name"), "vn-rx");
+    }
+    g_assert_true(found);
+    json_node_unref(ret);
+    qmp_event_remove_sink(record_rx_filter_event, events);
+    net_free(t);
+}
+
+/* A NIC without an id: no "name", and the path of QEMU's anonymous
+ * devices (with our automatic id in place of QEMU's device[N]). */
+static void test_qmp_rx_filter_anonymous(void)
+{
+    TestNet *t = net_new(&(TestOptions) { 0 });
+    g_autoptr(GString) events = g_string_new("");
+    qmp_event_add_sink(record_rx_filter_event, events);
+    uint8_t off = 0;
+    g_assert_cmpuint(ctrl_cmd(t, VIRTIO_NET_CTRL_RX, VIRTIO_NET_CTRL_RX_PROMISC, &off, 1), ==,
+                     VIRTIO_NET_OK);
+    qmp_event_remove_sink(record_rx_filter_event, events);
+    g_autofree char *expect = g_strdup_printf("- /machine/peripheral-anon/%s/virtio-backend;",
+                                              t->qdev->id);
+    g_assert_cmpstr(events->str, ==, expect);
+    net_free(t);
+}
+
 /* Wait (the I/O thread serves the queue) until queue q has n more used
  * elements; the used index is released after everything the device did
  * for them, the peer's records included. */
@@ -1040,6 +1159,9 @@ int main(int argc, char **argv)
     g_test_add_func("/virtio-net/multiqueue", test_multiqueue);
     g_test_add_func("/virtio-net/hostile-chains", test_hostile_chains);
     g_test_add_func("/virtio-net/link", test_link);
+    g_test_add_func("/virtio-net/qmp-set-link", test_qmp_set_link);
+    g_test_add_func("/virtio-net/qmp-rx-filter", test_qmp_rx_filter);
+    g_test_add_func("/virtio-net/qmp-rx-filter-anonymous", test_qmp_rx_filter_anonymous);
     g_test_add_func("/virtio-net/iothread", test_iothread);
     g_test_add_func("/virtio-net/vhost-seam", test_vhost_seam);
     g_test_add_func("/virtio-net/bad-configuration", test_bad_configuration);

@@ -110,6 +110,9 @@ typedef unsigned (*PCIMapIrqFn)(unsigned slot, unsigned pin);
 PCIBus *pci_bus_new(PCIMapIrqFn map_irq);
 /* The function at devfn, or NULL. */
 PCIDevice *pci_bus_device(PCIBus *bus, unsigned devfn);
+/* The buses pci_bus_new made, in creation order (query-pci lists them):
+ * the first with prev NULL, then the one after prev; NULL at the end. */
+PCIBus *pci_root_bus_next(PCIBus *prev);
 
 /* Serialised config-space access to the function at devfn (takes its
  * device lock; the caller holds no device lock). A missing function reads

@@ -103,6 +103,21 @@ static void cfg_set16(uint8_t *c, unsigned off, uint16_t v)
     memcpy(c + off, &v, sizeof(v));     /* little-endian host */
 }
 
+/* The configuration ends after the last field an offered feature makes
+ * valid, as QEMU sizes it: mac and status always, max_virtqueue_pairs with
+ * MQ, mtu with MTU. Drivers see it in the legacy BAR's size (32 bytes
+ * for the default device, 64 with MQ or MTU). */
+static size_t virtio_net_config_len(uint64_t features)
+{
+    if (features & VIRTIO_BIT(VIRTIO_NET_F_MTU)) {
+        return VIRTIO_NET_CFG_SIZE;
+    }
+    if (features & VIRTIO_BIT(VIRTIO_NET_F_MQ)) {
+        return VIRTIO_NET_CFG_MTU;
+    }
+    return VIRTIO_NET_CFG_MAX_VQ_PAIRS;
+}
+
 static void virtio_net_get_config(VirtIODevice *vdev, uint8_t *c)
 {
     VirtIONet *n = virtio_net_of(vdev);
@@ -404,6 +419,7 @@ QEMUDevice *virtio_net_pci_new(PCIBus *bus, int devfn, const VirtIONetConf *conf
     }
     n->vdev.host_features = virtio_net_vhost_features(
         n, n->vdev.host_features | virtio_net_features(conf, n->peer_vnet_hdr));
+    virtio_set_config_len(&n->vdev, virtio_net_config_len(n->vdev.host_features));
     virtio_net_size_queues(n, conf);
     if (!virtio_pci_init(&d->proxy, &n->vdev, bus, devfn, "virtio-net-pci", "virtio-net",
                          PCI_CLASS_NETWORK_ETHERNET, conf->iothread, conf->pci, errp)) {

@@ -41,6 +41,12 @@ void virtio_init(VirtIODevice *vdev, uint16_t device_id, const VirtIODeviceOps *
     virtio_reset(vdev);
 }
 
+void virtio_set_config_len(VirtIODevice *vdev, size_t len)
+{
+    g_assert(len <= vdev->config_len);
+    vdev->config_len = len;
+}
+
 void virtio_cleanup(VirtIODevice *vdev)
 {
     for (unsigned i = 0; i < vdev->num_queues; i++) {
@@ -373,7 +379,8 @@ static bool virtio_config_access_ok(VirtIODevice *vdev, uint64_t offset, unsigne
 uint64_t virtio_config_read(VirtIODevice *vdev, uint64_t offset, unsigned size)
 {
     if (!virtio_config_access_ok(vdev, offset, size, "read")) {
-        return 0;
+        /* All ones, as QEMU answers past the end. */
+        return size >= 8 ? UINT64_MAX : (1ULL << (8 * size)) - 1;
     }
     vdev->ops->get_config(vdev, vdev->config);
     uint64_t value = 0;

@@ -11,8 +11,7 @@ decoding off until the guest's driver turns it on, so addresses and
 "irq" values are only checked for type. Known differences, each asserted
 separately rather than hidden: QEMU's NICs have an option ROM (BAR 6) and
 ours have none; QEMU's ACPI PM is PCI function 00:01.3 and ours is a
-platform device; QEMU's virtio-net legacy I/O BAR is 32 bytes and ours
-64 (both xfail on ours, strictly: they flag the day ours matches).
+platform device (xfail on ours, strictly: it flags the day ours matches).
 """
 
 import os
@@ -142,9 +141,9 @@ def test_query_pci_lists_acpi_function(request, vm):
     assert (d["id"]["vendor"], d["id"]["device"], d["irq_pin"]) == (0x8086, 0x7113, 1)
 
 
-def test_query_pci_virtio_net_legacy_bar_size(request, vm):
-    known_difference(request, vm, "our virtio-net configuration is always 12 bytes (legacy "
-                     "BAR 64): QEMU sizes it by the offered features (8 without MQ and MTU: 32)")
+def test_query_pci_virtio_net_legacy_bar_size(vm):
+    # The configuration is sized by the offered features (8 bytes without
+    # MQ and MTU), so the legacy BAR is 32 bytes.
     legacy = functions(vm)[VIRTIO_NET]["regions"][0]
     assert (legacy["bar"], legacy["type"], legacy["size"]) == (0, "io", 32)
 

@@ -122,6 +122,10 @@ struct VirtIODevice {
 void virtio_init(VirtIODevice *vdev, uint16_t device_id, const VirtIODeviceOps *ops,
                  uint64_t device_features, size_t config_len, unsigned num_queues,
                  uint16_t queue_size, VirtQueueHandler *handler);
+/* Shrink the configuration the driver sees to len bytes (at most
+ * virtio_init's config_len), for a device whose size depends on the
+ * features it offers. Before the transport is set up. */
+void virtio_set_config_len(VirtIODevice *vdev, size_t len);
 /* Undo virtio_init, for a device whose transport could not be set up. */
 void virtio_cleanup(VirtIODevice *vdev);
 /* Log name of the device ("virtio-blk0"). */

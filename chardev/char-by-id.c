@@ -10,7 +10,7 @@
 typedef struct NamedChardev {
     char *id;
     Chardev *chr;
-    bool claimed;               /* a frontend uses it */
+    unsigned claims;            /* frontends using it (several: a mux) */
 } NamedChardev;
 
 static GPtrArray *named_chardevs;     /* of NamedChardev */
@@ -56,11 +56,11 @@ bool chardev_claim(const char *id, Error **errp)
 {
     NamedChardev *n = named_chardev_find(id);
     g_assert(n);
-    if (n->claimed) {
+    if (n->claims == (chardev_is_mux(n->chr) ? CHARDEV_MUX_MAX : 1)) {
         error_setg(errp, "Device '%s' is in use", id);
         return false;
     }
-    n->claimed = true;
+    n->claims++;
     return true;
 }
 

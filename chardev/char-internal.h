@@ -18,6 +18,8 @@
 #define CHARDEV_RING_SIZE (64 * 1024)
 
 
+typedef struct ChardevMux ChardevMux;
+
 struct Chardev {
     /* Output: any thread appends under ring_lock; the I/O thread drains. */
     pthread_mutex_t ring_lock;  /* pthread: visible to ThreadSanitizer */
@@ -50,6 +52,7 @@ struct Chardev {
     bool escape_pending;        /* mon:stdio: the last byte was Ctrl-a */
 
     void (*backend_close)(Chardev *chr);
+    ChardevMux *mux;            /* mon:stdio: the frontends sharing it */
 };
 
 /* Start draining output to fd / reading input from fd on the I/O thread. */
@@ -57,6 +60,13 @@ void chardev_attach_output(Chardev *chr, int fd, bool owned, bool nonblocking);
 void chardev_attach_input(Chardev *chr, int fd);
 /* Hand input bytes to the frontend (after the backend's filter). */
 void chardev_deliver_input(Chardev *chr, const uint8_t *buf, size_t len);
+
+/* char-mux.c: make chr a multiplexer; its frontends; Ctrl-a c. */
+void chardev_mux_init(Chardev *chr);
+void chardev_mux_free(Chardev *chr);
+void chardev_mux_set_handlers(Chardev *chr, ChardevCanReadFn *can_read, ChardevReadFn *read,
+                              void *opaque);
+void chardev_mux_switch_focus(Chardev *chr);
 
 bool chardev_stdio_open(Chardev *chr, bool mux_monitor, Error **errp);
 bool chardev_file_open(Chardev *chr, const char *path, Error **errp);

@@ -9,4 +9,6 @@
 
 #include "monitor/qmp.h"
 
+extern const QmpCommandInfo hmp_qmp_commands[];         /* monitor/hmp-commands.c */
+
 #endif

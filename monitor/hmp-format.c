@@ -212,7 +212,7 @@ static void format_block_attachment(JsonObject *b, GString *out)
 static void format_block_inserted(JsonObject *b, JsonObject *ins, GString *out)
 {
     JsonObject *cache = get_object(ins, "cache");
-    g_string_append_printf(out, "%s (#%s): %s (%s%s)\n", get_str(b, "device", ""),
+    g_string_append_printf(out, "%s (%s): %s (%s%s)\n", get_str(b, "device", ""),
                            get_str(ins, "node-name", ""), get_str(ins, "file", ""),
                            get_str(ins, "drv", ""), get_bool(ins, "ro") ? ", read-only" : "");
     format_block_attachment(b, out);

@@ -35,7 +35,7 @@ CmdlineResult handle_monitor(ParseState *ps, const OptionUse *use, Error **errp)
     if (strcmp(use->arg, "none") == 0) {
         ps->monitor_none = true;
     } else if (use->arg[0] == '\0') {
-        error_setg(errp, "-monitor: a backend is needed (stdio, unix:PATH,server=on,"
+        error_setg(errp, "a backend is needed (stdio, unix:PATH,server=on,"
                    "wait=off or none)");
         return CMDLINE_ERROR;
     } else {

@@ -15,7 +15,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -104,7 +103,8 @@ static void stdio_escape(Chardev *chr, uint8_t key)
         chardev_deliver_input(chr, &key, 1);
         break;
     case 'x':
-        fprintf(stderr, "QEMU: Terminated\n");
+        chardev_write(chr, (const uint8_t *)"QEMU: Terminated\n\r",
+                      strlen("QEMU: Terminated\n\r"));
         qemu_system_shutdown_request(0);
         break;
     case 'h':

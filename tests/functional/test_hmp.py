@@ -345,3 +345,13 @@ def test_human_monitor_command_over_qmp(vmm, vmm_cmd, tmp_path):
         proc.kill()
         proc.wait()
         proc.stderr.close()
+
+
+@pytest.mark.parametrize("vmm", ["ours", "reference"])
+def test_ctrl_a_x_terminates(vmm, vmm_cmd, terminals):
+    """Ctrl-a x on mon:stdio: QEMU's line on the console, exit status 0."""
+    term = terminals(vmm_cmd(vmm, "-serial", "mon:stdio"), "pty")
+    term.read_until(rb"tiny: ram=\d+\r\n", timeout=60)
+    term.send(CTRL_A + b"x")
+    assert term.read_until(rb"QEMU: Terminated\r\n\r").endswith(b"QEMU: Terminated\r\n\r")
+    assert term.wait_exit() == 0

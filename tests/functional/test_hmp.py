@@ -338,6 +338,10 @@ def test_human_monitor_command_over_qmp(vmm, vmm_cmd, tmp_path):
             if "has not been found" in cpus:
                 pytest.skip("query-cpus-fast is not in this build (another branch)")
             assert re.fullmatch(r"\* CPU #0: thread_id=\d+\r\n", cpus), cpus
+            # One vCPU: index 1 is not one.
+            with pytest.raises(QMPError) as bad:
+                hmp("info cpus", **{"cpu-index": 1})
+            assert bad.value.desc == "Parameter 'cpu-index' expects a CPU number"
             assert hmp("info status") == "VM status: running\r\n"
             assert hmp("stop") == ""
             assert hmp("info status") == "VM status: paused\r\n"

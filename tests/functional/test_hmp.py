@@ -359,3 +359,24 @@ def test_ctrl_a_x_terminates(vmm, vmm_cmd, terminals):
     term.send(CTRL_A + b"x")
     assert term.read_until(rb"QEMU: Terminated\r\n\r").endswith(b"QEMU: Terminated\r\n\r")
     assert term.wait_exit() == 0
+
+
+@pytest.mark.parametrize("vmm", ["ours", "reference"])
+def test_guest_console_flows_while_the_monitor_has_focus(vmm, vmm_cmd, terminals):
+    """The guest suspends to S3 and wakes by the RTC alarm seconds later;
+    the monitor has the focus meanwhile. What the guest prints on waking
+    still reaches the terminal (QEMU's mux writes every frontend's output
+    whatever the focus), and while asleep the VM is "paused (suspended)"."""
+    term = terminals(vmm_cmd(vmm, "-serial", "mon:stdio", "-no-reboot", "-device",
+                             "isa-debug-exit,iobase=0xf4,iosize=4", "-append", "s3 exit=0"),
+                     "pty")
+    term.read_until(rb"tiny: suspending to S3\r\n", timeout=60)
+    term.send(CTRL_A + b"c")
+    greeting = screen_lines(term.read_until(rb"\(qemu\) "))
+    assert BANNER.match(greeting[-2]), greeting
+    status = term.command("info status", b"\r")
+    if not any("has not been found" in line for line in status):
+        assert status == ["VM status: paused (suspended)"]
+    term.read_until(rb"tiny: s3 resumed flag=Y", timeout=30)
+    # The resume code exits through isa-debug-exit with 0: status 1.
+    assert term.wait_exit() == 1

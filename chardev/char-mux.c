@@ -8,7 +8,6 @@
  * for is dropped (a UART overruns the same way when fed too fast).
  */
 #include "char-internal.h"
-#include "qemu/main-loop.h"
 
 typedef struct MuxFrontend {
     ChardevCanReadFn *can_read;

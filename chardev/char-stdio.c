@@ -83,17 +83,21 @@ static void stdio_enter_raw_mode(bool keep_signal_keys)
     tcsetattr(STDIN_FILENO, TCSANOW, &raw);
 }
 
-/* QEMU's text and line ends ("\n\r": the terminal is raw), without the
- * escapes this VMM does not have (C-a s, t and b). */
+/* The escapes answer on the console, as QEMU's do (lines end in "\n\r":
+ * the terminal is raw). */
+static void stdio_say(Chardev *chr, const char *text)
+{
+    chardev_write(chr, (const uint8_t *)text, strlen(text));
+}
+
+/* QEMU's text, without the escapes this VMM does not have (C-a s, t, b). */
 static void stdio_print_help(Chardev *chr)
 {
-    static const char help[] =
-        "\n\r"
-        "C-a h    print this help\n\r"
-        "C-a x    exit emulator\n\r"
-        "C-a c    switch between console and monitor\n\r"
-        "C-a C-a  sends C-a\n\r";
-    chardev_write(chr, (const uint8_t *)help, strlen(help));
+    stdio_say(chr, "\n\r"
+                   "C-a h    print this help\n\r"
+                   "C-a x    exit emulator\n\r"
+                   "C-a c    switch between console and monitor\n\r"
+                   "C-a C-a  sends C-a\n\r");
 }
 
 static void stdio_escape(Chardev *chr, uint8_t key)
@@ -103,8 +107,7 @@ static void stdio_escape(Chardev *chr, uint8_t key)
         chardev_deliver_input(chr, &key, 1);
         break;
     case 'x':
-        chardev_write(chr, (const uint8_t *)"QEMU: Terminated\n\r",
-                      strlen("QEMU: Terminated\n\r"));
+        stdio_say(chr, "QEMU: Terminated\n\r");
         qemu_system_shutdown_request(0);
         break;
     case 'h':

@@ -11,7 +11,7 @@
 typedef struct NamedChardev {
     char *id;
     Chardev *chr;
-    bool claimed;               /* a frontend uses it */
+    unsigned claims;            /* frontends using it (several: a mux) */
 } NamedChardev;
 
 static GPtrArray *named_chardevs;     /* of NamedChardev */
@@ -57,11 +57,11 @@ bool chardev_claim(const char *id, Error **errp)
 {
     NamedChardev *n = named_chardev_find(id);
     g_assert(n);
-    if (n->claimed) {
+    if (n->claims == (chardev_is_mux(n->chr) ? CHARDEV_MUX_MAX : 1)) {
         error_setg(errp, "Device '%s' is in use", id);
         return false;
     }
-    n->claimed = true;
+    n->claims++;
     return true;
 }
 
@@ -93,9 +93,9 @@ static JsonNode *qmp_query_chardev(JsonObject *args, Error **errp)
     JsonArray *list = json_array_new();
     for (guint i = 0; named_chardevs && i < named_chardevs->len; i++) {
         NamedChardev *n = g_ptr_array_index(named_chardevs, i);
-        bool open = n->claimed || n->chr->read;
+        bool open = n->claims > 0 || n->chr->read;
         add_chardev_info(list, n->id, n->chr->filename ? n->chr->filename : "", open);
-        if (n->chr->mux_monitor) {
+        if (chardev_is_mux(n->chr)) {   /* QEMU lists the mux's "stdio" base too */
             g_autofree char *base = g_strdup_printf("%s-base", n->id);
             add_chardev_info(list, base, "stdio", true);    /* the mux is its frontend */
         }

@@ -18,6 +18,8 @@
 #define CHARDEV_RING_SIZE (64 * 1024)
 
 
+typedef struct ChardevMux ChardevMux;
+
 struct Chardev {
     /* Output: any thread appends under ring_lock; the I/O thread drains. */
     pthread_mutex_t ring_lock;  /* pthread: visible to ThreadSanitizer */
@@ -56,8 +58,7 @@ struct Chardev {
      * no client is there). Set with chardev_set_filename on the I/O
      * thread, where the monitor reads it. */
     char *filename;
-    /* mon:stdio: QEMU lists a "mux" and its "stdio" base (ID-base). */
-    bool mux_monitor;
+    ChardevMux *mux;            /* mon:stdio: the frontends sharing it */
 };
 
 void chardev_set_filename(Chardev *chr, const char *filename);
@@ -67,6 +68,13 @@ void chardev_attach_output(Chardev *chr, int fd, bool owned, bool nonblocking);
 void chardev_attach_input(Chardev *chr, int fd);
 /* Hand input bytes to the frontend (after the backend's filter). */
 void chardev_deliver_input(Chardev *chr, const uint8_t *buf, size_t len);
+
+/* char-mux.c: make chr a multiplexer; its frontends; Ctrl-a c. */
+void chardev_mux_init(Chardev *chr);
+void chardev_mux_free(Chardev *chr);
+void chardev_mux_set_handlers(Chardev *chr, ChardevCanReadFn *can_read, ChardevReadFn *read,
+                              void *opaque);
+void chardev_mux_switch_focus(Chardev *chr);
 
 bool chardev_stdio_open(Chardev *chr, bool mux_monitor, Error **errp);
 bool chardev_file_open(Chardev *chr, const char *path, Error **errp);

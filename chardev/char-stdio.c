@@ -5,7 +5,8 @@
  * editing) and restored at exit or on a fatal signal. Plain "stdio" keeps
  * the terminal's signal keys, so Ctrl-C terminates the VMM; "mon:stdio"
  * (what -nographic uses) passes Ctrl-C to the guest and instead offers the
- * escape key Ctrl-a. There is no monitor: "Ctrl-a c" only says so.
+ * escape key Ctrl-a, and is a multiplexer (char-mux.c): "Ctrl-a c" passes
+ * the input between the serial port and the human monitor.
  *
  * Output goes to a file description of our own where possible, so that
  * making it non-blocking does not change the flags of the stdout that the
@@ -14,8 +15,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <termios.h>
 #include <unistd.h>
@@ -82,14 +83,21 @@ static void stdio_enter_raw_mode(bool keep_signal_keys)
     tcsetattr(STDIN_FILENO, TCSANOW, &raw);
 }
 
-static void stdio_print_help(void)
+/* The escapes answer on the console, as QEMU's do (lines end in "\n\r":
+ * the terminal is raw). */
+static void stdio_say(Chardev *chr, const char *text)
 {
-    fprintf(stderr,
-            "\n"
-            "C-a h    print this help\n"
-            "C-a x    exit emulator\n"
-            "C-a c    switch between console and monitor (no monitor here)\n"
-            "C-a C-a  sends C-a\n");
+    chardev_write(chr, (const uint8_t *)text, strlen(text));
+}
+
+/* QEMU's text, without the escapes this VMM does not have (C-a s, t, b). */
+static void stdio_print_help(Chardev *chr)
+{
+    stdio_say(chr, "\n\r"
+                   "C-a h    print this help\n\r"
+                   "C-a x    exit emulator\n\r"
+                   "C-a c    switch between console and monitor\n\r"
+                   "C-a C-a  sends C-a\n\r");
 }
 
 static void stdio_escape(Chardev *chr, uint8_t key)
@@ -99,15 +107,15 @@ static void stdio_escape(Chardev *chr, uint8_t key)
         chardev_deliver_input(chr, &key, 1);
         break;
     case 'x':
-        fprintf(stderr, "QEMU: Terminated\n");
+        stdio_say(chr, "QEMU: Terminated\n\r");
         qemu_system_shutdown_request(0);
         break;
     case 'h':
     case '?':
-        stdio_print_help();
+        stdio_print_help(chr);
         break;
     case 'c':
-        fprintf(stderr, "\nmonitor not supported\n");
+        chardev_mux_switch_focus(chr);
         break;
     default:
         /* Unknown escapes are swallowed, as QEMU does. */
@@ -187,6 +195,7 @@ bool chardev_stdio_open(Chardev *chr, bool mux_monitor, Error **errp)
     chardev_attach_input(chr, STDIN_FILENO);
     if (mux_monitor) {
         chr->input_filter = stdio_mux_input;
+        chardev_mux_init(chr);
     }
     stdio_enter_raw_mode(!mux_monitor);
     return true;

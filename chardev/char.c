@@ -158,10 +158,24 @@ void chardev_flush(Chardev *chr)
 void chardev_set_handlers(Chardev *chr, ChardevCanReadFn *can_read,
                           ChardevReadFn *read, void *opaque)
 {
-    chr->can_read = can_read;
-    chr->read = read;
-    chr->opaque = opaque;
+    if (chr->mux) {
+        chardev_mux_set_handlers(chr, can_read, read, opaque);
+    } else {
+        chr->can_read = can_read;
+        chr->read = read;
+        chr->opaque = opaque;
+    }
     main_loop_wakeup();
+}
+
+/*
+ * Minimal for the backends of this branch, which all open once: OPENED at
+ * once. The qmp-server branch has the full version (socket backends open
+ * per client); the merge keeps that one.
+ */
+void chardev_set_event_handler(Chardev *chr, ChardevEventFn *event, void *opaque)
+{
+    event(opaque, CHR_EVENT_OPENED);
 }
 
 void chardev_accept_input(Chardev *chr)
@@ -246,7 +260,6 @@ Chardev *chardev_new(const char *spec, Error **errp)
         chardev_set_filename(chr, "stdio");
     } else if (strcmp(spec, "mon:stdio") == 0) {
         ok = chardev_stdio_open(chr, true, errp);
-        chr->mux_monitor = true;
         chardev_set_filename(chr, "mux");
     } else if (g_str_has_prefix(spec, "file:")) {
         ok = chardev_file_open(chr, spec + strlen("file:"), errp);
@@ -283,6 +296,7 @@ void chardev_free(Chardev *chr)
     if (chr->backend_close) {
         chr->backend_close(chr);
     }
+    chardev_mux_free(chr);
     if (chr->out_fd_owned) {
         close(chr->out_fd);
     }

@@ -37,6 +37,7 @@ const QmpCommandInfo *const qmp_command_tables[] = {
     chardev_qmp_commands,
     iothread_qmp_commands,
     net_qmp_commands,
+    hmp_qmp_commands,
 };
 
 const size_t qmp_command_tables_count = G_N_ELEMENTS(qmp_command_tables);

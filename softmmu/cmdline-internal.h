@@ -31,6 +31,9 @@ typedef struct ParseState {
     GHashTable *device_globals;
     /* Some -nic, -netdev or -net was given: no default NIC. */
     bool network_given;
+    /* -monitor none was given: no default monitor. */
+    bool monitor_none;
+    unsigned compat_monitors;   /* -monitor backends so far (their ids) */
 } ParseState;
 
 struct CmdlineOption;
@@ -88,6 +91,13 @@ void chardev_config_free(gpointer data);
 CmdlineItemsHandler apply_netdev_items, apply_nic_items;
 CmdlineHandler handle_net;
 bool cmdline_netdevs_finish(ParseState *ps, Error **errp);
+
+/* cmdline-monitor.c: -monitor; the monitor of a "mon:" serial backend (the
+ * index-th -serial); -nographic's default serial port and monitor, once
+ * every option is read. */
+CmdlineHandler handle_monitor;
+void cmdline_serial_monitor(MachineConfig *cfg, unsigned index, const char *spec);
+void cmdline_add_default_console(ParseState *ps);
 
 /* cmdline-drive.c: -drive, -hda..-hdd, -cdrom, and a bare disk image argument */
 CmdlineHandler handle_drive, handle_drive_shorthand;

@@ -219,6 +219,7 @@ static CmdlineResult handle_serial(ParseState *ps, const OptionUse *use, Error *
         error_setg(errp, "stdio is already used by another serial port");
         return CMDLINE_ERROR;
     }
+    cmdline_serial_monitor(ps->cfg, serials->len, use->arg);
     g_ptr_array_add(serials, g_strdup(use->arg));
     return CMDLINE_RUN;
 }
@@ -405,7 +406,8 @@ static const CmdlineOption cmdline_options[] = {
       "a NIC on a new backend of TYPE (-nic model=help); none: no default NIC",
       ITEMS(apply_nic_items, "type") },
     { "net", "none", "no default NIC (the legacy -net hub is refused)", .handle = handle_net },
-    { "monitor", "none", "no separate monitor (the only choice)", .handle = handle_none_only },
+    { "monitor", "stdio|unix:PATH,server=on,wait=off|none",
+      "the human monitor on this backend (none: no monitor)", .handle = handle_monitor },
     UNSUPPORTED("qmp"),
     { "drive", "[file=FILE][,if=ide|virtio|none][,format=raw][,index=N][,bus=B][,unit=U]\n"
       "                [,media=disk|cdrom][,cache=writeback|none|writethrough|directsync|unsafe]\n"
@@ -511,18 +513,6 @@ static bool check_kernel_options(const ParseState *ps, Error **errp)
     return true;
 }
 
-/*
- * QEMU's default serial port is "vc" (a graphical console), or the monitor
- * multiplexed with stdio under -nographic. We have no graphical console, so
- * without -nographic the port exists but goes nowhere.
- */
-static void add_default_serial(MachineConfig *cfg)
-{
-    if (cfg->serials->len == 0 && !cfg->nodefaults) {
-        g_ptr_array_add(cfg->serials, g_strdup(cfg->nographic ? "mon:stdio" : "null"));
-    }
-}
-
 static bool finish_config(ParseState *ps, Error **errp)
 {
     if (!check_kernel_options(ps, errp)) {
@@ -535,7 +525,7 @@ static bool finish_config(ParseState *ps, Error **errp)
         return false;
     }
     cmdline_devices_finish(ps);
-    add_default_serial(ps->cfg);
+    cmdline_add_default_console(ps);
     return true;
 }
 

@@ -10,6 +10,7 @@
 #include "exec/memory.h"
 #include "hw/i386/pc.h"
 #include "hw/qdev.h"
+#include "monitor/monitor.h"
 #include "net/net.h"
 #include "qemu/error.h"
 #include "qemu/main-loop.h"
@@ -55,7 +56,8 @@ int main(int argc, char **argv)
 
     if ((cfg.pidfile && !write_pidfile(cfg.pidfile, &err)) ||
         !iothreads_create(cfg.iothread_ids, &err) ||
-        !pc_machine_start(&cfg, &err)) {
+        !pc_machine_start(&cfg, &err) ||
+        !monitors_create(cfg.monitors, &err)) {
         error_report_err(err);
         /* A tap's downscript runs as it would at exit. */
         iothreads_free_all();
@@ -68,6 +70,7 @@ int main(int argc, char **argv)
     int status = main_loop_run();
     runstate_set(RUN_STATE_SHUTDOWN);
     pc_machine_stop();
+    monitors_free_all();
     iothreads_free_all();
     /* After the threads that poll the backends' fds; taps run their
      * downscripts. */

@@ -33,6 +33,22 @@ typedef enum ChardevEvent {
 } ChardevEvent;
 typedef void ChardevEventFn(void *opaque, ChardevEvent event);
 
+/*
+ * mon:stdio is a multiplexer, as in QEMU: up to CHARDEV_MUX_MAX frontends
+ * (the serial port, then the human monitor) share the backend. Output of
+ * every frontend goes out, whichever has the focus, as QEMU keeps the
+ * guest's console flowing while the monitor is used; input goes to the
+ * frontend in focus (the first, at start), and Ctrl-a c passes the focus
+ * to the next. Each chardev_set_handlers() with a new opaque adds a
+ * frontend; chardev_claim() takes as many claims as there are places.
+ */
+#define CHARDEV_MUX_MAX 4
+/* The frontend gained or lost the focus. I/O thread. */
+typedef void ChardevFocusFn(void *opaque, bool focused);
+bool chardev_is_mux(Chardev *chr);
+/* For the frontend whose handlers were set with opaque. */
+void chardev_mux_set_focus_handler(Chardev *chr, ChardevFocusFn *focus, void *opaque);
+
 /* Parse a -serial argument; NULL and *errp on a bad one. "none" gives NULL
  * without an error (no device). */
 Chardev *chardev_new(const char *spec, Error **errp);

@@ -14,5 +14,6 @@ extern const QmpCommandInfo pci_qmp_commands[];           /* hw/pci/pci-query.c 
 extern const QmpCommandInfo chardev_qmp_commands[];       /* chardev/char-by-id.c */
 extern const QmpCommandInfo iothread_qmp_commands[];      /* util/iothread.c */
 extern const QmpCommandInfo net_qmp_commands[];           /* net/net-query.c */
+extern const QmpCommandInfo hmp_qmp_commands[];         /* monitor/hmp-commands.c */
 
 #endif

@@ -4,6 +4,7 @@
 #include <glib.h>
 #include "block/drive-config.h"
 #include "hw/qdev-registry.h"
+#include "monitor/monitor.h"
 #include "net/netdev-create.h"
 #include "sysemu/machine-config.h"
 
@@ -301,6 +302,57 @@ static void test_serial_defaults(void)
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
         Parsed *p = parse_ok(cases[i].cmdline);
         assert_serials(&p->cfg, cases[i].serials);
+        parsed_free(p);
+    }
+}
+
+/*
+ * Human monitors as QEMU makes them: -monitor SPEC on a backend named
+ * compat_monitorN; a "mon:" serial carries one; -nographic's defaults are
+ * mon:stdio when serial port and monitor are both defaults, else each alone
+ * on stdio. Monitors are listed by backend id, backends as "id=spec".
+ */
+static void test_monitor_options(void)
+{
+    static const struct {
+        const char *cmdline;
+        const char *serials[3];
+        const char *monitors[3];
+        const char *chardevs[3];
+    } cases[] = {
+        { "", { "null" }, { NULL }, { NULL } },
+        { "-nographic", { "mon:stdio" }, { "serial0" }, { NULL } },
+        { "-nographic -nodefaults", { NULL }, { NULL }, { NULL } },
+        { "-nographic -monitor none", { "stdio" }, { NULL }, { NULL } },
+        /* QEMU then refuses the second user of stdio, as the machine will. */
+        { "-nographic -serial stdio", { "stdio" }, { "compat_monitor0" },
+          { "compat_monitor0=stdio" } },
+        { "-nographic -serial file:/tmp/com1", { "file:/tmp/com1" }, { "compat_monitor0" },
+          { "compat_monitor0=stdio" } },
+        { "-nographic -serial mon:stdio", { "mon:stdio" }, { "serial0" }, { NULL } },
+        { "-nodefaults -serial null -serial mon:stdio", { "null", "mon:stdio" }, { "serial1" },
+          { NULL } },
+        { "-nodefaults -monitor stdio", { NULL }, { "compat_monitor0" },
+          { "compat_monitor0=stdio" } },
+        { "-monitor unix:/tmp/m.sock,server=on,wait=off -monitor stdio", { "null" },
+          { "compat_monitor0", "compat_monitor1" },
+          { "compat_monitor0=unix:/tmp/m.sock,server=on,wait=off", "compat_monitor1=stdio" } },
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        Parsed *p = parse_ok(cases[i].cmdline);
+        assert_serials(&p->cfg, cases[i].serials);
+        g_assert_cmpuint(p->cfg.monitors->len, ==, g_strv_length((char **)cases[i].monitors));
+        for (guint m = 0; m < p->cfg.monitors->len; m++) {
+            const MonitorConfig *mc = g_ptr_array_index(p->cfg.monitors, m);
+            g_assert_cmpstr(mc->chardev_id, ==, cases[i].monitors[m]);
+            g_assert_cmpint(mc->mode, ==, MONITOR_MODE_READLINE);
+        }
+        g_assert_cmpuint(p->cfg.chardevs->len, ==, g_strv_length((char **)cases[i].chardevs));
+        for (guint c = 0; c < p->cfg.chardevs->len; c++) {
+            const ChardevConfig *cc = g_ptr_array_index(p->cfg.chardevs, c);
+            g_autofree char *both = g_strdup_printf("%s=%s", cc->id, cc->spec);
+            g_assert_cmpstr(both, ==, cases[i].chardevs[c]);
+        }
         parsed_free(p);
     }
 }
@@ -629,7 +681,8 @@ static void test_errors(void)
         { "-nic tap,model=virtio-net-pci,mac", "-nic tap,model=virtio-net-pci,mac: Property "
           "'virtio-net-pci.mac' expects a MAC address" },
         { "-nic tap,model=rtl8139", "-nic tap,model=rtl8139: Unsupported NIC model: rtl8139" },
-        { "-monitor stdio", "-monitor stdio: only -monitor none is supported" },
+        { "-monitor ''", "-monitor : a backend is needed (stdio, unix:PATH,server=on,wait=off "
+          "or none)" },
         { "-qmp stdio", "-qmp stdio: not supported yet" },
         { "-global isa-serial.baudbase=9600", "-global isa-serial.baudbase=9600: Property "
           "'isa-serial.baudbase' not found" },
@@ -888,6 +941,7 @@ int main(int argc, char **argv)
     g_test_add_func("/cmdline/cpu-features", test_cpu_features);
     g_test_add_func("/cmdline/machine-properties", test_machine_properties);
     g_test_add_func("/cmdline/serial-defaults", test_serial_defaults);
+    g_test_add_func("/cmdline/monitor-options", test_monitor_options);
     g_test_add_func("/cmdline/devices", test_devices);
     g_test_add_func("/cmdline/pci-addresses", test_pci_addresses);
     g_test_add_func("/cmdline/globals", test_globals);

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <urcu/compiler.h>
 #include "qemu/event-notifier.h"
+#include "qemu/thread-naming.h"
 #include "sysemu/iothread.h"
 
 typedef struct SyncCall {
@@ -91,7 +92,7 @@ IOThread *iothread_new(const char *id, Error **errp)
         return NULL;
     }
     g_autofree char *name = g_strdup_printf("IO %s", id);
-    pthread_setname_np(t->thread, name);
+    thread_set_debug_name(t->thread, name);
     if (!iothreads) {
         iothreads = g_ptr_array_new();
     }

@@ -9,4 +9,6 @@
 
 #include "monitor/qmp.h"
 
+extern const QmpCommandInfo vm_name_qmp_commands[];     /* softmmu/vm-name.c */
+
 #endif

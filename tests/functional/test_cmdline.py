@@ -206,8 +206,10 @@ def test_chardev_carries_the_guest_console(our_vmm, tiny_kernels, tmp_path, wiri
 
 def test_object_iothread_runs_a_thread_of_its_name(our_vmm, tiny_kernels):
     """-object iothread,id=ID starts a thread "IO ID" in the VMM, as QEMU
-    names its I/O threads, and it lives as long as the machine."""
+    names its I/O threads (with -name debug-threads=on, as QEMU does), and
+    it lives as long as the machine."""
     proc = subprocess.Popen([our_vmm, "-accel", "kvm", "-m", "64M", "-nographic",
+                             "-name", "debug-threads=on",
                              "-object", "iothread,id=io0", "-object", "iothread,id=disk-io",
                              "-kernel", str(tiny_kernels / "tiny.elf"), "-append", "hello"],
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,

@@ -25,7 +25,9 @@ BAD = [
     (["-cpu", "qemu64,+nosuchfeature", "-kernel", "/dev/null"], "nosuchfeature"),
     (["-kernel", "/nonexistent/bzImage"], "/nonexistent/bzImage"),
     (["-kernel", "/etc/hostname"], "/etc/hostname"),
-    (["-kernel", "/dev/null", "-m", "64M", "-pidfile", "/nonexistent/dir/pid"], "-pidfile"),
+    # QEMU 7.2's words, which name the file rather than the option.
+    (["-kernel", "/dev/null", "-m", "64M", "-pidfile", "/nonexistent/dir/pid"],
+     "cannot create PID file: Could not create '/nonexistent/dir/pid'"),
     (["-fw_cfg", "opt/a"], "-fw_cfg opt/a: exactly one of string= and file="),
     (["-fw_cfg", "opt/a,string=x,file=/etc/hostname"], "exactly one of"),
     (["-fw_cfg", "string=x"], "name="),

@@ -14,14 +14,9 @@ void thread_naming_enable(bool enable)
     atomic_store(&naming_enabled, enable);
 }
 
-bool thread_naming_enabled(void)
-{
-    return atomic_load(&naming_enabled);
-}
-
 void thread_set_debug_name(pthread_t thread, const char *name)
 {
-    if (thread_naming_enabled() && strlen(name) <= THREAD_NAME_MAX) {
+    if (atomic_load(&naming_enabled) && strlen(name) <= THREAD_NAME_MAX) {
         pthread_setname_np(thread, name);
     }
 }

@@ -15,7 +15,6 @@
 
 /* -name debug-threads=on|off; off by default. Set before threads start. */
 void thread_naming_enable(bool enable);
-bool thread_naming_enabled(void);
 
 /* Give thread its debugging name, if naming is enabled. Like QEMU, a name
  * longer than the kernel's 15 characters is not given at all (the thread

@@ -84,6 +84,12 @@ class Arrivals {
       this.closed = true;
       this.notify();
     });
+    // A reset connection: without a listener the socket's error would
+    // end the driver before it reports.
+    qmp.on("error", (err) => {
+      this.socketError = err.message;
+      this.notify();
+    });
   }
 
   notify() {
@@ -99,6 +105,9 @@ class Arrivals {
         if (done()) {
           finish();
           resolve();
+        } else if (this.socketError) {
+          finish();
+          reject(new Error(`connection error: ${this.socketError}`));
         }
       };
       const timer = setTimeout(() => {

@@ -24,6 +24,9 @@
 // argument; events carry no data through it. A net.Socket emits "resume"
 // too (when its stream starts flowing), without that argument: only a call
 // whose argument is the event's own name is counted as the QMP event.
+// It also expects of a server what QEMU does: the greeting whole in the
+// first read (it parses that chunk alone), and no empty line ever (one
+// makes it close the connection).
 
 import { readFileSync } from "node:fs";
 import QMP from "qemu-qmp";

@@ -38,6 +38,7 @@ const QmpCommandInfo *const qmp_command_tables[] = {
     iothread_qmp_commands,
     net_qmp_commands,
     hmp_qmp_commands,
+    vm_name_qmp_commands,
 };
 
 const size_t qmp_command_tables_count = G_N_ELEMENTS(qmp_command_tables);

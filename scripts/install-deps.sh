@@ -2,6 +2,15 @@
 # Install what building and testing need on Debian 12 (run as root).
 # The reference QEMU is the bench's outer host and the comparison column,
 # never a dependency of our binary.
+#
+# The QMP client tests (tests/functional/test_qmp_client.py) drive the VMM
+# with npm's qemu-qmp, an independently written client, pinned by
+# tests/qmp-client/package-lock.json and installed there with `npm ci`
+# (node_modules is not committed). Debian's nodejs and npm are installed
+# unless a node and an npm are already on the PATH (a NodeSource nodejs
+# includes npm and conflicts with Debian's npm package). Running the script
+# again is cheap: apt-get skips what is installed and `npm ci` runs only
+# when the lock file changed since the last install.
 set -euo pipefail
 packages=(
     # build
@@ -32,3 +41,14 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${packages[@]}" > /dev/null
+if ! command -v node > /dev/null || ! command -v npm > /dev/null; then
+    apt-get install -y -qq --no-install-recommends nodejs npm > /dev/null
+fi
+
+qmp_client_dir="$(cd "$(dirname "$0")/../tests/qmp-client" && pwd)"
+lock_sum="$(sha256sum "$qmp_client_dir/package-lock.json" | cut -d' ' -f1)"
+stamp="$qmp_client_dir/node_modules/.installed-lock-sha256"
+if [ "$(cat "$stamp" 2>/dev/null)" != "$lock_sum" ]; then
+    (cd "$qmp_client_dir" && npm ci --no-audit --no-fund --loglevel=error)
+    echo "$lock_sum" > "$stamp"
+fi

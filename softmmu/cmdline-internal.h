@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 #include <glib.h>
 #include "qemu/error.h"
 #include "sysemu/machine-config.h"
@@ -20,6 +21,15 @@ typedef struct SmpRequest {
     unsigned cpus, sockets, cores, threads, maxcpus;
     const char *spelled, *arg;  /* NULL spelled: no -smp */
 } SmpRequest;
+
+struct CmdlineOption;
+
+/* One occurrence of an option in argv. */
+typedef struct OptionUse {
+    const struct CmdlineOption *option;
+    const char *spelled;    /* as the user wrote it: "-m", "--m" */
+    const char *arg;        /* NULL for options without an argument */
+} OptionUse;
 
 typedef struct ParseState {
     MachineConfig *cfg;
@@ -34,16 +44,27 @@ typedef struct ParseState {
     /* -monitor none was given: no default monitor. */
     bool monitor_none;
     unsigned compat_monitors;   /* -monitor backends so far (their ids) */
+    /* The first option that put a backend on stdio, which -daemonize
+     * refuses, naming it: backends (-chardev, a monitor's) are created
+     * before -serial's, so QEMU names the first of those if any. The
+     * strings are argv's. */
+    OptionUse stdio_backend, stdio_serial;
 } ParseState;
 
-struct CmdlineOption;
+/* A backend spelled as -serial spells them ("stdio", "file:PATH") is on
+ * the terminal. */
+static inline bool backend_uses_stdio(const char *spec)
+{
+    return strcmp(spec, "stdio") == 0 || strcmp(spec, "mon:stdio") == 0;
+}
 
-/* One occurrence of an option in argv. */
-typedef struct OptionUse {
-    const struct CmdlineOption *option;
-    const char *spelled;    /* as the user wrote it: "-m", "--m" */
-    const char *arg;        /* NULL for options without an argument */
-} OptionUse;
+/* use made a chardev or monitor backend on stdio (for -daemonize). */
+static inline void cmdline_note_stdio_backend(ParseState *ps, const OptionUse *use)
+{
+    if (!ps->stdio_backend.spelled) {
+        ps->stdio_backend = *use;
+    }
+}
 
 /* Takes an option whose argument is not split into items. */
 typedef CmdlineResult CmdlineHandler(ParseState *ps, const OptionUse *use, Error **errp);

@@ -39,6 +39,9 @@ CmdlineResult handle_monitor(ParseState *ps, const OptionUse *use, Error **errp)
                    "wait=off or none)");
         return CMDLINE_ERROR;
     } else {
+        if (backend_uses_stdio(use->arg)) {
+            cmdline_note_stdio_backend(ps, use);
+        }
         add_compat_monitor(ps, use->arg);
     }
     return CMDLINE_RUN;

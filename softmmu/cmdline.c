@@ -81,7 +81,15 @@ static CmdlineResult apply_object_items(ParseState *ps, const OptionUse *use,
 static CmdlineResult apply_chardev_items(ParseState *ps, const OptionUse *use,
                                          GPtrArray *items, Error **errp)
 {
-    return chardev_config_parse(ps->cfg, items, ps->out, errp);
+    CmdlineResult result = chardev_config_parse(ps->cfg, items, ps->out, errp);
+    if (result == CMDLINE_RUN) {
+        GPtrArray *chardevs = ps->cfg->chardevs;
+        const ChardevConfig *added = g_ptr_array_index(chardevs, chardevs->len - 1);
+        if (backend_uses_stdio(added->spec)) {
+            cmdline_note_stdio_backend(ps, use);
+        }
+    }
+    return result;
 }
 
 /* ---- -fw_cfg ---- */
@@ -180,11 +188,6 @@ static CmdlineResult apply_fw_cfg_items(ParseState *ps, const OptionUse *use,
 
 /* ---- -serial and the display ---- */
 
-static bool serial_uses_stdio(const char *spec)
-{
-    return strcmp(spec, "stdio") == 0 || strcmp(spec, "mon:stdio") == 0;
-}
-
 static bool serial_backend_is_supported(const char *spec)
 {
     static const char *const plain_backends[] = { "stdio", "mon:stdio", "null", "none", NULL };
@@ -196,7 +199,7 @@ static bool serial_backend_is_supported(const char *spec)
 static bool stdio_is_taken(GPtrArray *serials)
 {
     for (guint i = 0; i < serials->len; i++) {
-        if (serial_uses_stdio(g_ptr_array_index(serials, i))) {
+        if (backend_uses_stdio(g_ptr_array_index(serials, i))) {
             return true;
         }
     }
@@ -215,11 +218,14 @@ static CmdlineResult handle_serial(ParseState *ps, const OptionUse *use, Error *
         error_setg(errp, "too many serial ports (at most %d)", MAX_SERIAL_PORTS);
         return CMDLINE_ERROR;
     }
-    if (serial_uses_stdio(use->arg) && stdio_is_taken(serials)) {
+    if (backend_uses_stdio(use->arg) && stdio_is_taken(serials)) {
         error_setg(errp, "stdio is already used by another serial port");
         return CMDLINE_ERROR;
     }
     cmdline_serial_monitor(ps->cfg, serials->len, use->arg);
+    if (backend_uses_stdio(use->arg) && !ps->stdio_serial.spelled) {
+        ps->stdio_serial = *use;
+    }
     g_ptr_array_add(serials, g_strdup(use->arg));
     return CMDLINE_RUN;
 }
@@ -286,23 +292,30 @@ static CmdlineResult handle_unsupported(ParseState *ps, const OptionUse *use, Er
     return CMDLINE_ERROR;
 }
 
+/*
+ * -name [guest=]NAME[,debug-threads=on|off][,process=PNAME], with QEMU's
+ * messages. As QemuOpts does, a bare guest or process key means "on", and
+ * an empty argument gives no name at all (while guest= gives the name "").
+ */
 static bool apply_name_item(MachineConfig *cfg, const KeyvalItem *item, Error **errp)
 {
-    bool on;
     if (strcmp(item->key, "debug-threads") == 0) {
-        return keyval_item_bool(item, &on, errp);
+        if (!item->value) {
+            cfg->debug_threads = true;
+        } else if (!parse_bool(item->value, &cfg->debug_threads)) {
+            error_setg(errp, "Parameter 'debug-threads' expects 'on' or 'off'");
+            return false;
+        }
+        return true;
     }
-    if (strcmp(item->key, "guest") != 0 && strcmp(item->key, "process") != 0) {
-        error_setg(errp, "property '%s' is not supported", item->key);
-        return false;
-    }
-    if (!item->value) {
-        error_setg(errp, "parameter '%s' needs a value", item->key);
-        return false;
-    }
-    /* process= names the host process, which is cosmetic: keep ours. */
+    const char *value = item->value ? item->value : "on";
     if (strcmp(item->key, "guest") == 0) {
-        replace_string(&cfg->name, item->value);
+        replace_string(&cfg->name, value);
+    } else if (strcmp(item->key, "process") == 0) {
+        replace_string(&cfg->process_name, value);
+    } else {
+        error_setg(errp, "Invalid parameter '%s'", item->key);
+        return false;
     }
     return true;
 }
@@ -310,6 +323,9 @@ static bool apply_name_item(MachineConfig *cfg, const KeyvalItem *item, Error **
 static CmdlineResult apply_name_items(ParseState *ps, const OptionUse *use,
                                       GPtrArray *items, Error **errp)
 {
+    if (use->arg[0] == '\0') {
+        return CMDLINE_RUN;
+    }
     for (guint i = 0; i < items->len; i++) {
         if (!apply_name_item(ps->cfg, keyval_item_at(items, i), errp)) {
             return CMDLINE_ERROR;
@@ -389,10 +405,14 @@ static const CmdlineOption cmdline_options[] = {
       FLAG(nodefaults, true) },
     { "no-reboot", NULL, "exit instead of rebooting", FLAG(no_reboot, true) },
     { "no-acpi", NULL, "same as -machine acpi=off", FLAG(acpi, false) },
-    { "name", "[guest=]NAME[,debug-threads=on|off]", "name of the guest",
+    { "name", "[guest=]NAME[,debug-threads=on|off][,process=PNAME]",
+      "name of the guest (query-name); debug-threads=on names the threads as QEMU\n"
+      "                does (\"CPU 0/KVM\", \"IO ID\"); process= names the main thread",
       ITEMS(apply_name_items, "guest") },
-    { "pidfile", "FILE", "write the process id to FILE",
+    { "pidfile", "FILE", "write the process id to FILE, locked against a second VMM",
       .handle = handle_string, STRING(pidfile) },
+    { "daemonize", NULL, "detach from the terminal once the machine is built",
+      FLAG(daemonize, true) },
     { "d", "ITEM[,...]", "log the given items (-d help)", .handle = handle_log },
     { "vga", "none", "no VGA card (the only choice)", .handle = handle_none_only },
     { "netdev", "tap|socket|user,id=ID[,...]",
@@ -513,9 +533,33 @@ static bool check_kernel_options(const ParseState *ps, Error **errp)
     return true;
 }
 
+/*
+ * A daemon's stdio is /dev/null: QEMU refuses -daemonize with a backend on
+ * stdio, and with -nographic unless every default port it would put on
+ * stdio (serial, monitor, and the parallel port we do not have, so only
+ * -nodefaults) has been replaced.
+ */
+static bool check_daemonize(const ParseState *ps, Error **errp)
+{
+    if (!ps->cfg->daemonize) {
+        return true;
+    }
+    if (ps->cfg->nographic && !ps->cfg->nodefaults) {
+        error_setg(errp, "-nographic cannot be used with -daemonize");
+        return false;
+    }
+    const OptionUse *stdio = ps->stdio_backend.spelled ? &ps->stdio_backend
+                                                        : &ps->stdio_serial;
+    if (stdio->spelled) {
+        error_setg(errp, "%s %s: cannot use stdio with -daemonize", stdio->spelled, stdio->arg);
+        return false;
+    }
+    return true;
+}
+
 static bool finish_config(ParseState *ps, Error **errp)
 {
-    if (!check_kernel_options(ps, errp)) {
+    if (!check_kernel_options(ps, errp) || !check_daemonize(ps, errp)) {
         return false;
     }
     if (!cmdline_machine_finish(ps, errp)) {
@@ -612,6 +656,7 @@ void machine_config_free(MachineConfig *cfg)
     g_clear_pointer(&cfg->netdevs, g_ptr_array_unref);
     g_clear_pointer(&cfg->nics, g_ptr_array_unref);
     g_free(cfg->name);
+    g_free(cfg->process_name);
     g_free(cfg->pidfile);
     memset(cfg, 0, sizeof(*cfg));
 }

@@ -1,6 +1,10 @@
 /*
  * qemu-system-x86_64: parse the command line, build the pc machine, run the
  * I/O thread until shutdown. The only place that exits.
+ *
+ * The order is QEMU's: -daemonize forks right after parsing (before any
+ * thread exists), the daemon takes the pid file, builds the machine with the
+ * caller's terminal still its stderr, and detaches only once it is built.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,21 +17,34 @@
 #include "monitor/monitor.h"
 #include "net/net.h"
 #include "qemu/error.h"
+#include "qemu/log.h"
 #include "qemu/main-loop.h"
+#include "qemu/pidfile.h"
+#include "qemu/thread-naming.h"
+#include "sysemu/daemonize.h"
 #include "sysemu/machine-config.h"
 #include "sysemu/iothread.h"
 #include "sysemu/runstate.h"
+#include "sysemu/vm-name.h"
 
-static bool write_pidfile(const char *path, Error **errp)
+static bool create_pidfile(const char *path, Error **errp)
 {
-    g_autofree char *pid = g_strdup_printf("%d\n", getpid());
-    GError *gerr = NULL;
-    if (!g_file_set_contents(path, pid, -1, &gerr)) {
-        error_setg(errp, "-pidfile %s: %s", path, gerr->message);
-        g_error_free(gerr);
+    if (!pidfile_create(path, errp)) {
+        error_prepend(errp, "cannot create PID file: ");
         return false;
     }
     return true;
+}
+
+/* Build the machine (and, with -daemonize, detach once it is built). */
+static bool machine_build(MachineConfig *cfg, Error **errp)
+{
+    return (!cfg->pidfile || create_pidfile(cfg->pidfile, errp)) &&
+           iothreads_create(cfg->iothread_ids, errp) &&
+           pc_machine_start(cfg, errp) &&
+           monitors_create(cfg->monitors, errp) &&
+           /* -d output goes to stderr: a daemon keeps it, as QEMU does. */
+           (!cfg->daemonize || daemonize_finish(qemu_loglevel != 0, errp));
 }
 
 int main(int argc, char **argv)
@@ -46,6 +63,23 @@ int main(int argc, char **argv)
         break;
     }
 
+    if (cfg.daemonize) {
+        DaemonizeResult role = daemonize_start(&err);
+        if (role != DAEMONIZE_IN_DAEMON) {
+            /* The caller's process: the daemon has spoken (or died). */
+            if (err) {
+                error_report_err(err);
+            }
+            machine_config_free(&cfg);
+            return role == DAEMONIZE_CALLER_DONE ? 0 : 1;
+        }
+    }
+    /* Before any thread starts: they inherit the main thread's name. */
+    if (cfg.process_name) {
+        process_set_name(cfg.process_name);
+    }
+    thread_naming_enable(cfg.debug_threads);
+    vm_name_set(cfg.name);
     device_lock_set_per_device(cfg.device_lock);
     runstate_set_no_reboot(cfg.no_reboot);
     memory_init();
@@ -54,15 +88,14 @@ int main(int argc, char **argv)
         .reset = pc_machine_reset, .suspend = pc_machine_suspend, .wakeup = pc_machine_wakeup,
     });
 
-    if ((cfg.pidfile && !write_pidfile(cfg.pidfile, &err)) ||
-        !iothreads_create(cfg.iothread_ids, &err) ||
-        !pc_machine_start(&cfg, &err) ||
-        !monitors_create(cfg.monitors, &err)) {
+    if (!machine_build(&cfg, &err)) {
         error_report_err(err);
+        monitors_free_all();
         /* A tap's downscript runs as it would at exit. */
         iothreads_free_all();
         netdevs_free_all();
         chardev_restore_terminals();
+        pidfile_remove();
         machine_config_free(&cfg);
         return 1;
     }
@@ -79,9 +112,8 @@ int main(int argc, char **argv)
         device_lock_stats_print(stderr);
     }
     chardev_restore_terminals();
-    if (cfg.pidfile) {
-        unlink(cfg.pidfile);
-    }
+    pidfile_remove();
+    vm_name_set(NULL);
     machine_config_free(&cfg);
     return status;
 }

@@ -13,6 +13,7 @@
 #include <urcu/compiler.h>
 #include "qemu/event-notifier.h"
 #include "monitor/qmp-tables.h"
+#include "qemu/thread-naming.h"
 #include "sysemu/iothread.h"
 
 typedef struct SyncCall {
@@ -99,7 +100,7 @@ IOThread *iothread_new(const char *id, Error **errp)
         return NULL;
     }
     g_autofree char *name = g_strdup_printf("IO %s", id);
-    pthread_setname_np(t->thread, name);
+    thread_set_debug_name(t->thread, name);
     if (!iothreads) {
         iothreads = g_ptr_array_new();
     }

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <urcu/compiler.h>
 #include "qemu/event-notifier.h"
+#include "qemu/thread-naming.h"
 #include "qemu/thread-pool.h"
 
 typedef struct ThreadPoolRequest {
@@ -108,7 +109,7 @@ void thread_pool_submit(ThreadPool *pool, ThreadPoolWorkFn *work, ThreadPoolDone
     } else if (pool->workers->len < pool->max_workers) {
         pthread_t *thread = g_new(pthread_t, 1);
         if (pthread_create(thread, NULL, thread_pool_worker, pool) == 0) {
-            pthread_setname_np(*thread, "worker");
+            thread_set_debug_name(*thread, "worker");
             g_ptr_array_add(pool->workers, thread);
         } else {
             g_free(thread);     /* the running workers take it */

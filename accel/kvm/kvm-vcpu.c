@@ -25,6 +25,7 @@
 #include <glib.h>
 #include "exec/memory.h"
 #include "qemu/log.h"
+#include "qemu/thread-naming.h"
 #include "sysemu/runstate.h"
 #include "kvm-internal.h"
 
@@ -515,7 +516,7 @@ bool kvm_start_vcpus(Error **errp)
         }
         char name[16];
         g_snprintf(name, sizeof(name), "CPU %u/KVM", i);
-        pthread_setname_np(vcpus[i].thread, name);
+        thread_set_debug_name(vcpus[i].thread, name);
         pthread_mutex_lock(&control_lock);
         vcpus[i].thread_running = true;
         pthread_mutex_unlock(&control_lock);

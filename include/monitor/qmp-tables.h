@@ -15,5 +15,6 @@ extern const QmpCommandInfo chardev_qmp_commands[];       /* chardev/char-by-id.
 extern const QmpCommandInfo iothread_qmp_commands[];      /* util/iothread.c */
 extern const QmpCommandInfo net_qmp_commands[];           /* net/net-query.c */
 extern const QmpCommandInfo hmp_qmp_commands[];         /* monitor/hmp-commands.c */
+extern const QmpCommandInfo vm_name_qmp_commands[];     /* softmmu/vm-name.c */
 
 #endif

@@ -91,8 +91,11 @@ typedef struct MachineConfig {
     GPtrArray *iothread_ids;    /* of char * */
 
     bool nographic, display_none, nodefaults, no_reboot;
-    char *name;                 /* -name */
-    char *pidfile;              /* -pidfile */
+    char *name;                 /* -name [guest=]NAME (NULL: none) */
+    char *process_name;         /* -name process=PNAME (NULL: keep ours) */
+    bool debug_threads;         /* -name debug-threads=on: QEMU's thread names */
+    char *pidfile;              /* -pidfile (util/pidfile.c: locked) */
+    bool daemonize;             /* -daemonize (sysemu/daemonize.h) */
 } MachineConfig;
 
 /* One -chardev: its id and the backend in -serial's spelling

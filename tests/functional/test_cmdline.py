@@ -25,7 +25,9 @@ BAD = [
     (["-cpu", "qemu64,+nosuchfeature", "-kernel", "/dev/null"], "nosuchfeature"),
     (["-kernel", "/nonexistent/bzImage"], "/nonexistent/bzImage"),
     (["-kernel", "/etc/hostname"], "/etc/hostname"),
-    (["-kernel", "/dev/null", "-m", "64M", "-pidfile", "/nonexistent/dir/pid"], "-pidfile"),
+    # QEMU 7.2's words, which name the file rather than the option.
+    (["-kernel", "/dev/null", "-m", "64M", "-pidfile", "/nonexistent/dir/pid"],
+     "cannot create PID file: Could not create '/nonexistent/dir/pid'"),
     (["-fw_cfg", "opt/a"], "-fw_cfg opt/a: exactly one of string= and file="),
     (["-fw_cfg", "opt/a,string=x,file=/etc/hostname"], "exactly one of"),
     (["-fw_cfg", "string=x"], "name="),
@@ -206,8 +208,10 @@ def test_chardev_carries_the_guest_console(our_vmm, tiny_kernels, tmp_path, wiri
 
 def test_object_iothread_runs_a_thread_of_its_name(our_vmm, tiny_kernels):
     """-object iothread,id=ID starts a thread "IO ID" in the VMM, as QEMU
-    names its I/O threads, and it lives as long as the machine."""
+    names its I/O threads (with -name debug-threads=on, as QEMU does), and
+    it lives as long as the machine."""
     proc = subprocess.Popen([our_vmm, "-accel", "kvm", "-m", "64M", "-nographic",
+                             "-name", "debug-threads=on",
                              "-object", "iothread,id=io0", "-object", "iothread,id=disk-io",
                              "-kernel", str(tiny_kernels / "tiny.elf"), "-append", "hello"],
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,

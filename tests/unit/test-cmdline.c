@@ -574,6 +574,58 @@ static void test_strings_and_escapes(void)
 
     p = parse_ok("-name guest=vm1,debug-threads=on,process=qemu-vm1");
     g_assert_cmpstr(p->cfg.name, ==, "vm1");
+    g_assert_cmpstr(p->cfg.process_name, ==, "qemu-vm1");
+    g_assert_true(p->cfg.debug_threads);
+    parsed_free(p);
+}
+
+/* -name as QemuOpts reads it in QEMU 7.2 (checked against Debian's). */
+static void test_name(void)
+{
+    static const struct {
+        const char *cmdline;
+        const char *name, *process;     /* NULL: not set */
+        bool debug_threads;
+    } cases[] = {
+        { "", NULL, NULL, false },
+        { "-name ''", NULL, NULL, false },          /* no name: query-name {} */
+        { "-name guest=", "", NULL, false },        /* an empty name */
+        { "-name vm", "vm", NULL, false },
+        { "-name vm,debug-threads=on", "vm", NULL, true },
+        { "-name vm,debug-threads", "vm", NULL, true },     /* a bare key is on */
+        { "-name vm,debug-threads=on,debug-threads=off", "vm", NULL, false },
+        { "-name debug-threads=on", NULL, NULL, true },
+        { "-name process=p", NULL, "p", false },
+        { "-name vm,guest=other", "other", NULL, false },   /* the last one counts */
+        { "-name vm,guest", "on", NULL, false },
+        { "-name a -name b", "b", NULL, false },
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        Parsed *p = parse_ok(cases[i].cmdline);
+        g_assert_cmpstr(p->cfg.name, ==, cases[i].name);
+        g_assert_cmpstr(p->cfg.process_name, ==, cases[i].process);
+        g_assert_cmpint(p->cfg.debug_threads, ==, cases[i].debug_threads);
+        parsed_free(p);
+    }
+}
+
+/* What -daemonize accepts: a daemon's stdio is /dev/null, so nothing may
+ * be on it (the refusals are in test_errors). */
+static void test_daemonize(void)
+{
+    static const char *const accepted[] = {
+        "-daemonize",
+        "-daemonize -nographic -nodefaults",
+        "-daemonize -display none -serial null -serial file:/tmp/x -chardev null,id=c",
+        "-daemonize -pidfile /run/vm.pid",
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(accepted); i++) {
+        Parsed *p = parse_ok(accepted[i]);
+        g_assert_true(p->cfg.daemonize);
+        parsed_free(p);
+    }
+    Parsed *p = parse_ok("-nographic");
+    g_assert_false(p->cfg.daemonize);
     parsed_free(p);
 }
 
@@ -742,7 +794,18 @@ static void test_errors(void)
         { "-drive file=disk.img,if=none,id=a -drive file=b.img,if=none,id=a",
           "-drive file=b.img,if=none,id=a: Duplicate ID 'a' for drive" },
         { "-d bogus", "-d bogus: unknown log category 'bogus'" },
-        { "-name vm,color=red", "-name vm,color=red: property 'color' is not supported" },
+        /* QEMU 7.2's words for -name and -daemonize. */
+        { "-name vm,color=red", "-name vm,color=red: Invalid parameter 'color'" },
+        { "-name vm,debug-threads=maybe",
+          "-name vm,debug-threads=maybe: Parameter 'debug-threads' expects 'on' or 'off'" },
+        { "-daemonize -nographic", "-nographic cannot be used with -daemonize" },
+        { "-nographic -serial null -daemonize", "-nographic cannot be used with -daemonize" },
+        { "-daemonize -serial stdio", "-serial stdio: cannot use stdio with -daemonize" },
+        { "-daemonize -serial null -serial mon:stdio",
+          "-serial mon:stdio: cannot use stdio with -daemonize" },
+        /* Backends are made before serial ports: QEMU names the -chardev. */
+        { "-serial stdio -chardev null,id=a -chardev stdio,id=b -daemonize",
+          "-chardev stdio,id=b: cannot use stdio with -daemonize" },
         { "-foo -help", "-foo: unknown option" },
     };
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
@@ -949,6 +1012,8 @@ int main(int argc, char **argv)
     g_test_add_func("/cmdline/fw-cfg-items", test_fw_cfg_items);
     g_test_add_func("/cmdline/fw-cfg-warning", test_fw_cfg_warning);
     g_test_add_func("/cmdline/strings-and-escapes", test_strings_and_escapes);
+    g_test_add_func("/cmdline/name", test_name);
+    g_test_add_func("/cmdline/daemonize", test_daemonize);
     g_test_add_func("/cmdline/errors", test_errors);
     g_test_add_func("/cmdline/informational", test_informational);
     g_test_add_func("/cmdline/log-help", test_log_help);

@@ -10,6 +10,7 @@
 #include "qemu/bh.h"
 #include "qemu/event-notifier.h"
 #include "qemu/fd-watch.h"
+#include "qemu/thread-naming.h"
 #include "qemu/thread-pool.h"
 #include "hw/qdev.h"
 #include "sysemu/iothread.h"
@@ -190,7 +191,10 @@ static void bh_new_there(void *opaque)
 static void test_iothread_runs_its_context(void)
 {
     Error *err = NULL;
+    /* QEMU's thread name, as -name debug-threads=on asks for it. */
+    thread_naming_enable(true);
     IOThread *t = iothread_new("io0", &err);
+    thread_naming_enable(false);
     g_assert_nonnull(t);
     g_assert_true(iothread_find("io0") == t);
     g_assert_cmpstr(iothread_id(t), ==, "io0");

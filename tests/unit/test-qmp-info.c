@@ -22,6 +22,7 @@
 #include "hw/virtio/virtio-net.h"
 #include "hw/qdev.h"
 #include "monitor/qmp.h"
+#include "qemu/thread-naming.h"
 #include "sysemu/iothread.h"
 
 #define GSI_BASE    16
@@ -413,6 +414,9 @@ static void test_device_locks_bad_argument(void)
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
+    /* As with -name debug-threads=on: query-iothreads' thread ids are
+     * checked against the names the threads were given. */
+    thread_naming_enable(true);
     memory_init();
     static const IrqBackend backend = { .set_level = ignore_level, .send_msi = ignore_msi };
     irq_set_backend(&backend);

@@ -47,7 +47,7 @@ RAMDISK = (f'grep -q " ram0$" /proc/partitions || '
 # summed into n (requests), o2 (over 2 s) and o10 (over 10 s).
 REDUCE = (r"""awk -F'"' '{sub(/^ +/,"")} /^"bins"/{b=1;n=s=t=0;next} """
           r"""b&&/^}/{b=0;print "\"n\" : "n",";print "\"o2\" : "s",";print "\"o10\" : "t;"""
-          r"""next} b{c=$3;gsub(/[^0-9]/,"",c);n+=c;if($2>2e9)s+=c;if($2>1e10)t+=c;next} """
+          r"""next} b{c=$3;gsub(/[^0-9]/,"",c);n+=c;if($2+0>2e9)s+=c;if($2+0>1e10)t+=c;next} """
           r"""/[{[],?$/||/^[]}]/||/^"(bw|mean|max|usr_cpu|sys_cpu)"/'""")
 
 METRICS = {

@@ -61,8 +61,8 @@ class Iperf:
         args = kvmhost.l2_args(command, smp=run.vcpus, append=f"kit.ip={GUEST_ADDR}/{PREFIX}",
                                extra=[run.machine, *nic_args(model, tap_netdev(vhost=vhost),
                                                              device_opts=opts)])
-        # A boot (about a minute on the nested bench) and 2 runs per stream count.
-        limit = 150 + len(self.streams) * 2 * (self.seconds + 15)
+        # A boot (a minute or more on a busy nested bench) and 2 runs per stream count.
+        limit = 240 + len(self.streams) * 2 * (self.seconds + 15)
         return kvmhost.Fragment(run.name, tap_script(self.guest, limit, args), run.binary,
                                 limit=limit + 60)
 

@@ -70,7 +70,7 @@ class Neighbours:
         args = kvmhost.l2_args(guest_command(tests, self.seconds), smp=run.vcpus,
                                initrd="initrd-fio.cpio", append=f"kit.ip={GUEST_ADDR}/{PREFIX}",
                                extra=extra)
-        limit = 180 + 2 * self.seconds
+        limit = 240 + 2 * self.seconds
         return kvmhost.Fragment(run.name, RAMDISK + tap_script(self.guest, limit, args),
                                 run.binary, limit=limit + 60)
 

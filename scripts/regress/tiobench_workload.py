@@ -171,7 +171,7 @@ class Tiobench:
         args = kvmhost.l2_args(guest_command(dev, self.threads, self.jobs, self.runtime),
                                smp=run.vcpus, mem=f"{GUEST_MB}M", initrd="initrd-fio.cpio",
                                extra=[run.machine, *drive])
-        limit = 150 + len(self.tests()) * (self.runtime + 20)
+        limit = 240 + len(self.tests()) * (self.runtime + 20)
         script = f"{RAMDISK}guest_run {self.guest} {limit} {args}\n"
         return kvmhost.Fragment(run.name, script, run.binary, limit=limit + 60)
 

@@ -238,3 +238,24 @@ def test_command_line_names_a_bad_option():
     assert run.returncode == 1
     assert run.stdout.strip() == ("scripts/regress/tiobench: --devices: unknown floppy "
                                   "(known: ide, virtio-blk)")
+
+
+def test_neighbours_kept_fraction():
+    from neighbours_workload import Neighbours
+    workload = Neighbours()
+    args = type("Args", (), {"quick": False, "seconds": 5})()
+    assert workload.configure(args) == {"seconds": 10}
+    both = workload.parse(matrix.Run(0, "both", 2, "ours-on"),
+                          "  read: IOPS=1.5k, BW=6000KiB/s (6MB/s)\n" + iperf_console(80))
+    assert both == {("disk", "IOPS"): 1500.0, ("net", "Mbit/s"): 80}
+    assert workload.parse(matrix.Run(0, "net", 2, "ours-on"), iperf_console(100)) == {
+        ("net", "Mbit/s"): 100}
+    cell = {"vcpus": 2, "vmm": "ours-on", "metric": "-"}
+    doc = {"cells": [{**cell, "device": "net", "test": "net", "median": 100.0},
+                     {**cell, "device": "disk", "test": "disk", "median": 2000.0},
+                     {**cell, "device": "both", "test": "net", "median": 80.0},
+                     {**cell, "device": "both", "test": "disk", "median": 1500.0}],
+           "lock_stats": {}}
+    doc.update(workload.summary(doc))
+    assert {(k["test"], k["kept"]) for k in doc["kept"]} == {("net", 0.8), ("disk", 0.75)}
+    assert "| 2 | ours-on | disk | 2000 | 1500 | 0.75 |" in workload.report(doc)

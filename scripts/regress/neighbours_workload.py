@@ -16,6 +16,7 @@ import kvmhost
 from kvmhost.net import GUEST_ADDR, HOST_ADDR, PREFIX, VIRTIO, iperf_rates, nic_args, \
     tap_netdev, tap_script
 
+from report import lock_table, number
 from tiobench_workload import DRIVE, RAMDISK
 
 DEVICES = {"net": ("net",), "disk": ("disk",), "both": ("net", "disk")}
@@ -99,7 +100,6 @@ class Neighbours:
         return {"kept": kept}
 
     def report(self, doc):
-        from report import lock_table, number
         lines = ["Kept fraction (at once / alone, medians):",
                  "| vCPUs | VMM | device | alone | at once | kept |", "|---|---|---|---|---|---|"]
         for row in doc["kept"]:

@@ -25,6 +25,7 @@ carries them (the console of a nested L2 is slow).
 import shlex
 
 import kvmhost
+from report import vmms_of, wide_table
 
 DRIVE = "file=/dev/ram0,format=raw,cache=none,aio=native"
 # name: (guest disk, VMM arguments)
@@ -179,6 +180,5 @@ class Tiobench:
         return parse_log(log)
 
     def report(self, doc):
-        from report import vmms_of, wide_table
         return "\n\n".join(f"tiobench's table, {vmm} (medians):\n"
                            + wide_table(doc, vmm, list(METRICS)) for vmm in vmms_of(doc))

@@ -83,7 +83,8 @@ def configure(workload, args):
 def check_vmms(vmms):
     """Build ours; insist on the reference where it is asked for."""
     if any(v.startswith("ours") for v in vmms):
-        subprocess.run(["make", "-s", "-C", str(matrix.REPO)], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(["make", "-s", "-C", str(matrix.REPO)], check=True,
+                       stdout=subprocess.DEVNULL)
     if "qemu" in vmms and not Path(matrix.REFERENCE).exists():
         raise ValueError(f"{matrix.REFERENCE} is missing (apt-get install qemu-system-x86), "
                          "or run with --no-reference")

@@ -118,8 +118,8 @@ def parse_log(log):
     for line in log.splitlines() + ["fio-job=end-0"]:
         if line.startswith("fio-job="):
             if job:
-                rw = job.rsplit("-", 1)[0]
-                for metric, value in job_figures(lines, "write" if "write" in rw else "read").items():
+                direction = "write" if "write" in job.rsplit("-", 1)[0] else "read"
+                for metric, value in job_figures(lines, direction).items():
                     if value is not None:
                         figures[(job, metric)] = value
             job, lines = line.split("=", 1)[1].strip(), []

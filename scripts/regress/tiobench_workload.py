@@ -35,7 +35,7 @@ DEVICES = {
                            "-device virtio-blk-pci,drive=d0"]),
 }
 JOBS = ("write", "randwrite", "read", "randread")      # fio's rw= names
-GUEST_MB = 256
+GUEST_MB = 512
 DISK_MB = 4 * GUEST_MB
 
 # The bench host's RAM disk: made once per L1, its content kept between

@@ -12,7 +12,8 @@ other one is busy.
 
 import re
 
-import kvmhost
+import matrix  # noqa: F401  (first: it puts the bench harness, kvmhost, on sys.path)
+import kvmhost  # noqa: E402
 from kvmhost.net import GUEST_ADDR, HOST_ADDR, PREFIX, VIRTIO, iperf_rates, nic_args, \
     tap_netdev, tap_script
 

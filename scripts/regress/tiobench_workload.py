@@ -24,7 +24,8 @@ carries them (the console of a nested L2 is slow).
 
 import shlex
 
-import kvmhost
+import matrix  # noqa: F401  (first: it puts the bench harness, kvmhost, on sys.path)
+import kvmhost  # noqa: E402
 from report import vmms_of, wide_table
 
 DRIVE = "file=/dev/ram0,format=raw,cache=none,aio=native"
@@ -64,12 +65,13 @@ METRICS = {
 def guest_command(dev, threads, jobs, runtime):
     """One shell line (it goes on the kernel command line, base64: keep it
     short) that runs every job at every thread count."""
-    region = DISK_MB // max(threads)
+    # The whole disk shared out among the threads, a region each ($r MiB).
     return (f"i=0; while [ ! -b /dev/{dev} ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; "
-            f"for t in {' '.join(map(str, threads))}; do for j in {' '.join(jobs)}; do "
+            f"for t in {' '.join(map(str, threads))}; do r=$(({DISK_MB}/t)); "
+            f"for j in {' '.join(jobs)}; do "
             f"echo fio-job=$j-$t; fio --name=$j --filename=/dev/{dev} --direct=1 --rw=$j "
-            f"--bs=4k --ioengine=psync --numjobs=$t --size={region}M "
-            f"--offset_increment={region}M --group_reporting --runtime={runtime} --time_based "
+            f"--bs=4k --ioengine=psync --numjobs=$t --size=${{r}}M "
+            f"--offset_increment=${{r}}M --group_reporting --runtime={runtime} --time_based "
             f"--output-format=json+ | {REDUCE}; done; done")
 
 

@@ -21,14 +21,17 @@ EXPECTED = {
 
 
 @pytest.fixture(scope="module")
-def quick_runs(tmp_path_factory, our_vmm):
-    out = tmp_path_factory.mktemp("regress")
+def quick_runs(our_vmm):
+    # Kept after the session, beside the runs' logs, for a developer to read.
+    out = kvmhost.REPO / "build/regress"
+    out.mkdir(parents=True, exist_ok=True)
     procs = {tool: subprocess.Popen([str(SCRIPTS / tool), "--quick", "--no-reference",
-                                     "--json", str(out / f"{tool}.json")],
+                                     "--json", str(out / f"quick-{tool}.json")],
                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
              for tool in EXPECTED}
     logs = {tool: proc.communicate()[0] for tool, proc in procs.items()}
-    return {tool: (procs[tool].returncode, logs[tool], out / f"{tool}.json") for tool in EXPECTED}
+    return {tool: (procs[tool].returncode, logs[tool], out / f"quick-{tool}.json")
+            for tool in EXPECTED}
 
 
 @pytest.mark.parametrize("tool", sorted(EXPECTED))

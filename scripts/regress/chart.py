@@ -23,7 +23,7 @@ def script(doc, metrics, png):
     panels = [m for m in metrics if rows(doc, [m])]
     groups = max((len(rows(doc, [m])) for m in panels), default=1)
     lines = [f"set terminal pngcairo size {max(800, 90 * groups)},{360 * max(1, len(panels))}",
-             f"set output {_quote(str(png))}", 'set datafile missing "-"',
+             f"set output {_quote(str(png))}",
              "set style data histograms", "set style histogram clustered gap 1",
              "set style fill solid 0.8 border -1", "set xtics rotate by -30 font ',8'",
              "set key below", "set grid ytics", "set yrange [0:*]",
@@ -33,7 +33,7 @@ def script(doc, metrics, png):
         for row in rows(doc, [metric]):
             label = f"{row[0]} {row[1]}v {row[2]}"
             values = [medians.get((*row, v)) for v in vmms]
-            lines.append(_quote(label) + " " + " ".join("-" if v is None else f"{v:g}"
+            lines.append(_quote(label) + " " + " ".join("NaN" if v is None else f"{v:g}"
                                                          for v in values))
         lines.append("EOD")
         lines.append(f"set title {_quote(doc['tool'] + ': ' + metric + ' (median of the rounds)')}")

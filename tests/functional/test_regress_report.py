@@ -5,6 +5,7 @@ document."""
 
 import copy
 import json
+import shutil
 import subprocess
 import sys
 
@@ -108,11 +109,20 @@ def test_table_shows_rounds_median_ratios_and_fail(iperf_doc):
         "FAIL r1_virtio_1_ours-off: hung: the guest was killed at its time limit"]
 
 
+def test_chart_has_a_bar_per_vmm_and_a_gap_for_a_missing_median(iperf_doc):
+    import chart
+    doc = with_median(iperf_doc, "virtio", "tcp-1 g->h", "ours-off", None)
+    text = chart.script(doc, ["Mbit/s"], "out.png")
+    assert '"e1000 1v tcp-1 g->h" 103 104 105' in text
+    assert '"virtio 1v tcp-1 g->h" 106 NaN 108' in text
+    assert text.count(":xtic(1)") == 3
+
+
 def with_median(doc, device, test, vmm, factor, metric="Mbit/s"):
     doc = copy.deepcopy(doc)
     for cell in doc["cells"]:
         if (cell["device"], cell["test"], cell["vmm"], cell["metric"]) == (device, test, vmm, metric):
-            cell["median"] *= factor
+            cell["median"] = None if factor is None else cell["median"] * factor
     return doc
 
 
@@ -225,6 +235,10 @@ def test_command_line_compares_a_saved_document(iperf_doc, tmp_path):
     assert run.returncode == 3, run.stdout
     assert "FELL virtio 1 vCPU tcp-1 g->h Mbit/s ours-on" in run.stdout
     assert "| e1000 | 1 | tcp-1 g->h | Mbit/s |" in run.stdout
+    if shutil.which("gnuplot"):
+        assert (tmp_path / "chart.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    else:
+        assert "no chart: gnuplot is not installed" in run.stdout
     same = subprocess.run([str(SCRIPTS / "iperf"), "--report", str(base), "--baseline", str(base),
                            "--chart", str(tmp_path / "same.png")],
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

@@ -46,11 +46,13 @@ class Run:
     device: str
     vcpus: int
     vmm: str
+    seq: int = 0            # the run's place in the plan
 
     @property
     def name(self):
-        # Fragment names become file names and the batch's order: no "/".
-        return f"r{self.round}_{self.device}_{self.vcpus}_{self.vmm}"
+        # Fragment names become file names, and the bench runs a batch's
+        # fragments in the order of their names: the place comes first.
+        return f"{self.seq:03}_r{self.round}_{self.device}_{self.vcpus}_{self.vmm}"
 
     @property
     def binary(self):
@@ -64,8 +66,9 @@ class Run:
 def plan(rounds, devices, vcpus, vmms):
     """Every run of the matrix, in the order they run: by round, then vCPU
     count (one L1 each), then device and VMM alternating."""
-    return [Run(r, device, n, vmm) for r in range(rounds) for n in vcpus
-            for device in devices for vmm in vmms]
+    order = [(r, device, n, vmm) for r in range(rounds) for n in vcpus
+             for device in devices for vmm in vmms]
+    return [Run(*run, seq=i) for i, run in enumerate(order)]
 
 
 def batches(runs):
@@ -132,7 +135,7 @@ class Progress:
 
 
 def format_progress(done, total, running, elapsed):
-    """'[3/12] r0_ide_1_ours-on, 4:10 elapsed, about 12:30 left'."""
+    """'[3/12] 003_r0_ide_1_ours-on, 4:10 elapsed, about 12:30 left'."""
     left = "estimate after the first run"
     if done:
         left = f"about {clock(elapsed / done * max(total - done, 0))} left"

@@ -55,7 +55,7 @@ def iperf_doc():
     args = type("Args", (), {"quick": False, "seconds": 3, "streams": "1"})()
     workload.configure(args)
     runs = matrix.plan(2, ["e1000", "virtio"], [1], ["ours-on", "ours-off", "qemu"])
-    outcomes = fake_outcomes(runs, hung="r1_virtio_1_ours-off")
+    outcomes = fake_outcomes(runs, hung="010_r1_virtio_1_ours-off")
     doc = results.document("iperf", workload.metrics, results.collect(workload, runs, outcomes),
                            {"started": "2026-12-01 00:00 UTC", "minutes": 1.0,
                             "host_mode": "nested", "rounds": 2, "options": {"seconds": 3}})
@@ -64,8 +64,10 @@ def iperf_doc():
 
 def test_plan_alternates_configurations_inside_each_round():
     runs = matrix.plan(2, ["ide", "virtio-blk"], [1, 2], ["ours-on", "qemu"])
-    assert [r.name for r in runs[:4]] == ["r0_ide_1_ours-on", "r0_ide_1_qemu",
-                                          "r0_virtio-blk_1_ours-on", "r0_virtio-blk_1_qemu"]
+    assert [r.name for r in runs[:4]] == ["000_r0_ide_1_ours-on", "001_r0_ide_1_qemu",
+                                          "002_r0_virtio-blk_1_ours-on", "003_r0_virtio-blk_1_qemu"]
+    # The bench runs a batch in the order of the names.
+    assert sorted(runs, key=lambda r: r.name) == runs
     groups = matrix.batches(runs)
     assert [(g[0].round, g[0].vcpus, len(g)) for g in groups] == [(0, 1, 4), (0, 2, 4),
                                                                   (1, 1, 4), (1, 2, 4)]
@@ -89,14 +91,14 @@ def test_document_has_rounds_medians_ratios_and_the_hung_run(iperf_doc):
     hung = cells[("virtio", "tcp-1 g->h", "ours-off")]
     assert hung["rounds"] == [104, None] and hung["median"] == 104
     assert iperf_doc["failures"] == [{
-        "run": "r1_virtio_1_ours-off", "round": 1, "device": "virtio", "vcpus": 1,
+        "run": "010_r1_virtio_1_ours-off", "round": 1, "device": "virtio", "vcpus": 1,
         "vmm": "ours-off", "reason": "hung: the guest was killed at its time limit"}]
     ratio = next(r for r in iperf_doc["ratios"]
                  if (r["device"], r["test"]) == ("e1000", "tcp-1 h->g"))
     assert ratio["on/off"] == pytest.approx(203 / 204) and ratio["on/qemu"] == pytest.approx(203 / 205)
-    assert iperf_doc["lock_stats"]["r0_e1000_1_ours-on"] == [
+    assert iperf_doc["lock_stats"]["000_r0_e1000_1_ours-on"] == [
         {"lock": "e1000-0", "type": "e1000", "acquired": 1200, "contended": 30, "wait_ms": 12.5}]
-    assert "r0_e1000_1_qemu" not in iperf_doc["lock_stats"]
+    assert "002_r0_e1000_1_qemu" not in iperf_doc["lock_stats"]
 
 
 def test_table_shows_rounds_median_ratios_and_fail(iperf_doc):
@@ -106,7 +108,7 @@ def test_table_shows_rounds_median_ratios_and_fail(iperf_doc):
     assert any(line.startswith("| virtio | 1 | tcp-1 g->h |") and "104 FAIL [104]" in line
                for line in lines)
     assert report.failures(iperf_doc) == [
-        "FAIL r1_virtio_1_ours-off: hung: the guest was killed at its time limit"]
+        "FAIL 010_r1_virtio_1_ours-off: hung: the guest was killed at its time limit"]
 
 
 def test_chart_has_a_bar_per_vmm_and_a_gap_for_a_missing_median(iperf_doc):

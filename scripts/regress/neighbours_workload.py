@@ -17,7 +17,7 @@ import kvmhost  # noqa: E402
 from kvmhost.net import GUEST_ADDR, HOST_ADDR, PREFIX, VIRTIO, iperf_rates, nic_args, \
     tap_netdev, tap_script
 
-from report import lock_table, number
+from report import lock_table, number, ratio
 from tiobench_workload import DRIVE, RAMDISK
 
 DEVICES = {"net": ("net",), "disk": ("disk",), "both": ("net", "disk")}
@@ -106,5 +106,5 @@ class Neighbours:
         for row in doc["kept"]:
             lines.append(f"| {row['vcpus']} | {row['vmm']} | {row['test']} | "
                          f"{number(row['alone'])} | {number(row['together'])} | "
-                         f"{number(row['kept'])} |")
-        return "\n".join(lines) + "\n\nLock statistics, run by run:\n" + lock_table(doc)
+                         f"{ratio(row['kept'])} |")
+        return "\n".join(lines) + "\n\nContended locks, run by run:\n" + lock_table(doc)

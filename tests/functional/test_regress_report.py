@@ -271,7 +271,14 @@ def test_neighbours_kept_fraction():
                      {**cell, "device": "disk", "test": "disk", "median": 2000.0},
                      {**cell, "device": "both", "test": "net", "median": 80.0},
                      {**cell, "device": "both", "test": "disk", "median": 1500.0}],
-           "lock_stats": {}}
+           "lock_stats": {"002_r0_both_2_ours-on": [
+               {"lock": "ide-channel0", "type": "piix3-ide-channel", "acquired": 2291,
+                "contended": 38, "wait_ms": 1.8},
+               {"lock": "i440fx0", "type": "i440FX", "acquired": 34222, "contended": 0,
+                "wait_ms": 0.0}]}}
     doc.update(workload.summary(doc))
     assert {(k["test"], k["kept"]) for k in doc["kept"]} == {("net", 0.8), ("disk", 0.75)}
-    assert "| 2 | ours-on | disk | 2000 | 1500 | 0.75 |" in workload.report(doc)
+    text = workload.report(doc)
+    assert "| 2 | ours-on | disk | 2000 | 1500 | 0.75 |" in text
+    assert "| 002_r0_both_2_ours-on | ide-channel0 | piix3-ide-channel | 2291 | 38 | 1.8 |" in text
+    assert "i440fx0" not in text         # never waited for

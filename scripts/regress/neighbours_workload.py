@@ -18,7 +18,7 @@ from kvmhost.net import GUEST_ADDR, HOST_ADDR, PREFIX, VIRTIO, iperf_rates, nic_
     tap_netdev, tap_script
 
 from report import lock_table, number, ratio
-from tiobench_workload import DRIVE, RAMDISK
+from tiobench_workload import DISK_SETUP, DRIVE
 
 DEVICES = {"net": ("net",), "disk": ("disk",), "both": ("net", "disk")}
 METRICS = {"Mbit/s": {"better": "higher"}, "IOPS": {"better": "higher"}}
@@ -73,7 +73,7 @@ class Neighbours:
                                initrd="initrd-fio.cpio", append=f"kit.ip={GUEST_ADDR}/{PREFIX}",
                                extra=extra)
         limit = 240 + 2 * self.seconds
-        return kvmhost.Fragment(run.name, RAMDISK + tap_script(self.guest, limit, args),
+        return kvmhost.Fragment(run.name, DISK_SETUP + tap_script(self.guest, limit, args),
                                 run.binary, limit=limit + 60)
 
     def parse(self, run, log):

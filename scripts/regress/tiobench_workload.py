@@ -7,8 +7,9 @@ own), reporting tiobench's columns.
 Not the guest's page cache: fio opens the raw disk with O_DIRECT (every
 4 KiB request reaches the emulated controller), the disk is 4 times the
 guest's RAM (even buffered I/O could not be served from its cache), and the
-VMM opens its image with cache=none. The image is a RAM disk (brd) in the
-bench host: the figures measure the VMM's path, not a disk.
+VMM opens its image with cache=none. On the nested bench the image is a
+RAM disk (brd) in L1: the figures measure the VMM's path, not a disk; on
+a host with hardware KVM it is a sparse file (DISK_SETUP).
 
 tiobench's columns, from fio's json+ output (summed over the threads):
   MB/s         bandwidth, MiB/s
@@ -28,7 +29,7 @@ import matrix  # noqa: F401  (first: it puts the bench harness, kvmhost, on sys.
 import kvmhost  # noqa: E402
 from report import vmms_of, wide_table
 
-DRIVE = "file=/dev/ram0,format=raw,cache=none,aio=native"
+DRIVE = "file=$DISK,format=raw,cache=none,aio=native"
 # name: (guest disk, VMM arguments)
 DEVICES = {
     "ide": ("sda", [f'-drive "{DRIVE},if=ide"']),
@@ -39,10 +40,14 @@ JOBS = ("write", "randwrite", "read", "randread")      # fio's rw= names
 GUEST_MB = 512
 DISK_MB = 4 * GUEST_MB
 
-# The bench host's RAM disk: made once per L1, its content kept between
-# runs (the write jobs come first in every run).
-RAMDISK = (f'grep -q " ram0$" /proc/partitions || '
-           f'insmod "$(find /lib/modules -name brd.ko)" rd_nr=1 rd_size={DISK_MB * 1024}\n')
+# The guest's disk, $DISK. In the nested bench's L1 (/bench is its payload)
+# a brd RAM disk, made once per L1 and kept between runs (the write jobs
+# come first in every run): L1's tmpfs has no O_DIRECT for cache=none.
+# On a host with hardware KVM, a sparse file in the run's $WORK, whose file
+# system must then allow O_DIRECT (not tmpfs: set TMPDIR).
+DISK_SETUP = (f'if [ -d /bench ]; then DISK=/dev/ram0; grep -q " ram0$" /proc/partitions || '
+              f'insmod "$(find /lib/modules -name brd.ko)" rd_nr=1 rd_size={DISK_MB * 1024}; '
+              f'else DISK="$WORK/disk.raw"; truncate -s {DISK_MB}M "$DISK"; fi\n')
 
 # Reduce fio's json+ to the lines parse() reads: every opening and closing
 # line (for the structure), the leaves it needs, and each "bins" histogram
@@ -175,7 +180,7 @@ class Tiobench:
                                smp=run.vcpus, mem=f"{GUEST_MB}M", initrd="initrd-fio.cpio",
                                extra=[run.machine, *drive])
         limit = 240 + len(self.tests()) * (self.runtime + 20)
-        script = f"{RAMDISK}guest_run {self.guest} {limit} {args}\n"
+        script = f"{DISK_SETUP}guest_run {self.guest} {limit} {args}\n"
         return kvmhost.Fragment(run.name, script, run.binary, limit=limit + 60)
 
     def parse(self, run, log):

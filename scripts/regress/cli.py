@@ -34,7 +34,8 @@ def parser(workload):
                     help="one short run per device: 1 round, 1 vCPU (2 with --neighbours), "
                          "ours with device-lock=on only")
     ap.add_argument("--neighbours", action="store_true",
-                    help="the busy-neighbours matrix instead (virtio-net and IDE at once)")
+                    help="the busy-neighbours matrix instead (virtio-net and IDE at once; "
+                         "its devices: net, disk, both)")
     ap.add_argument("--json", help="where the results go (build/regress/TOOL-DATE.json)")
     ap.add_argument("--chart", help="the PNG chart (beside the JSON)")
     ap.add_argument("--baseline", help="a saved JSON to compare with")
@@ -90,9 +91,20 @@ def check_vmms(vmms):
                          "or run with --no-reference")
 
 
-def show(workload, doc, args, json_path):
-    """Print the tables, draw the chart, compare with the baseline;
-    returns the exit status."""
+def load(option, path):
+    """A saved regression document, or a ValueError naming the option."""
+    try:
+        doc = json.loads(Path(path).read_text())
+        if not isinstance(doc, dict) or "cells" not in doc:
+            raise ValueError("not a regression document")
+        return doc
+    except (OSError, ValueError) as err:
+        raise ValueError(f"{option} {path}: {err}") from None
+
+
+def show(workload, doc, args, json_path, baseline):
+    """Print the tables, draw the chart, compare with the baseline (a
+    document or None); returns the exit status."""
     print(f"{doc['tool']} on the {doc['host_mode']} bench, {doc['started']}, "
           f"{doc['rounds']} round(s), {doc['minutes']:.0f} min; {doc['options']}")
     print("Per VMM: each round's figure, [median]; ratios of medians "
@@ -106,9 +118,8 @@ def show(workload, doc, args, json_path):
     png = Path(args.chart or Path(json_path).with_suffix(".png"))
     why = chart.draw(doc, workload.headline, png)
     print(f"\nJSON: {json_path}\n" + (why or f"chart: {png}"))
-    if not args.baseline:
+    if baseline is None:
         return 0
-    baseline = json.loads(Path(args.baseline).read_text())
     fell, missing = report.compare(baseline, doc, args.threshold)
     for line in missing:
         print(f"no result now: {line}")
@@ -124,9 +135,9 @@ def main(workload):
     if args.neighbours:
         workload = Neighbours()
     try:
+        baseline = load("--baseline", args.baseline) if args.baseline else None
         if args.report:
-            doc = json.loads(Path(args.report).read_text())
-            return show(workload, doc, args, args.report)
+            return show(workload, load("--report", args.report), args, args.report, baseline)
         devices, vcpus, vmms, options = configure(workload, args)
         vcpus, too_many = matrix.usable_vcpus(vcpus)
         if too_many:
@@ -155,4 +166,4 @@ def main(workload):
     doc.update(workload.summary(doc))
     json_path.parent.mkdir(parents=True, exist_ok=True)
     json_path.write_text(json.dumps(doc, indent=1) + "\n")
-    return show(workload, doc, args, json_path)
+    return show(workload, doc, args, json_path, baseline)

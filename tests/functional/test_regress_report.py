@@ -248,12 +248,19 @@ def test_command_line_compares_a_saved_document(iperf_doc, tmp_path):
     assert "0 cell(s) fell" in same.stdout
 
 
-def test_command_line_names_a_bad_option():
-    run = subprocess.run([str(SCRIPTS / "tiobench"), "--devices", "floppy"],
+@pytest.mark.parametrize("args, message", [
+    (["--devices", "floppy"], "--devices: unknown floppy (known: ide, virtio-blk)"),
+    (["--vmms", "bochs"], "--vmms: unknown bochs (known: ours-on, ours-off, qemu)"),
+    (["--vcpus", "two"], "--vcpus: numbers, e.g. 1,2,4 (not two)"),
+    (["--baseline", "/nonexistent.json"],
+     "--baseline /nonexistent.json: [Errno 2] No such file or directory: '/nonexistent.json'"),
+])
+def test_command_line_names_a_bad_option(args, message):
+    """Before anything runs: a bad option costs no bench time."""
+    run = subprocess.run([str(SCRIPTS / "tiobench"), *args],
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert run.returncode == 1
-    assert run.stdout.strip() == ("scripts/regress/tiobench: --devices: unknown floppy "
-                                  "(known: ide, virtio-blk)")
+    assert run.stdout.strip() == f"scripts/regress/tiobench: {message}"
 
 
 def test_neighbours_kept_fraction():

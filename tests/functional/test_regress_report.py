@@ -15,11 +15,9 @@ import kvmhost
 
 sys.path.insert(0, str(kvmhost.REPO / "scripts/regress"))
 
-import matrix  # noqa: E402
-import report  # noqa: E402
-import results  # noqa: E402
-import tiobench_workload  # noqa: E402
-from iperf_workload import Iperf  # noqa: E402
+from regresslib import chart, matrix, report, results, tiobench_workload  # noqa: E402
+from regresslib.iperf_workload import Iperf  # noqa: E402
+from regresslib.neighbours_workload import Neighbours  # noqa: E402
 
 SCRIPTS = kvmhost.REPO / "scripts/regress"
 
@@ -112,7 +110,6 @@ def test_table_shows_rounds_median_ratios_and_fail(iperf_doc):
 
 
 def test_chart_has_a_bar_per_vmm_and_a_gap_for_a_missing_median(iperf_doc):
-    import chart
     doc = with_median(iperf_doc, "virtio", "tcp-1 g->h", "ours-off", None)
     text = chart.script(doc, ["Mbit/s"], "out.png")
     assert '"e1000 1v tcp-1 g->h" 103 104 105' in text
@@ -264,7 +261,6 @@ def test_command_line_names_a_bad_option(args, message):
 
 
 def test_neighbours_kept_fraction():
-    from neighbours_workload import Neighbours
     workload = Neighbours()
     args = type("Args", (), {"quick": False, "seconds": 5})()
     assert workload.configure(args) == {"seconds": 10}
@@ -289,3 +285,26 @@ def test_neighbours_kept_fraction():
     assert "| 2 | ours-on | disk | 2000 | 1500 | 0.75 |" in text
     assert "| 002_r0_both_2_ours-on | ide-channel0 | piix3-ide-channel | 2291 | 38 | 1.8 |" in text
     assert "i440fx0" not in text         # never waited for
+
+
+def test_fragments_boot_each_configuration_with_its_devices():
+    args = type("Args", (), {"quick": True, "seconds": 5, "streams": "1,4", "runtime": 10,
+                             "threads": "1,2,4", "jobs": ",".join(tiobench_workload.JOBS)})()
+    iperf = Iperf()
+    iperf.configure(args)
+    frag = iperf.fragment(matrix.Run(0, "vhost", 2, "ours-off", seq=7))
+    assert frag.name == "007_r0_vhost_2_ours-off" and frag.vmm == matrix.OURS
+    assert "-machine pc,device-lock=off,lock-stats=on" in frag.script
+    assert "tap,id=n0,ifname=tap0,script=no,downscript=no,vhost=on" in frag.script
+    assert "-smp 2" in frag.script and "tap_create tap0" in frag.script
+    assert not iperf.supports("e1000-nocoal", "qemu") and iperf.supports("e1000", "qemu")
+    tio = tiobench_workload.Tiobench()
+    assert tio.configure(args)["threads"] == [1]          # --quick
+    frag = tio.fragment(matrix.Run(0, "virtio-blk", 1, "qemu"))
+    assert frag.vmm == matrix.REFERENCE and "-machine pc " in frag.script
+    assert frag.script.startswith(tiobench_workload.DISK_SETUP)
+    assert '-device virtio-blk-pci,drive=d0' in frag.script and "initrd-fio.cpio" in frag.script
+    busy = Neighbours()
+    busy.configure(args)
+    frag = busy.fragment(matrix.Run(0, "both", 2, "ours-on"))
+    assert "virtio-net-pci,netdev=n0" in frag.script and "cache=none,aio=native,if=ide" in frag.script

@@ -12,13 +12,13 @@ other one is busy.
 
 import re
 
-import matrix  # noqa: F401  (first: it puts the bench harness, kvmhost, on sys.path)
+from . import matrix  # noqa: F401  (first: it puts the bench harness, kvmhost, on sys.path)
 import kvmhost  # noqa: E402
 from kvmhost.net import GUEST_ADDR, HOST_ADDR, PREFIX, VIRTIO, iperf_rates, nic_args, \
     tap_netdev, tap_script
 
-from report import lock_table, number, ratio
-from tiobench_workload import DISK_SETUP, DRIVE
+from .report import lock_table, number, ratio
+from .tiobench_workload import DISK_SETUP, DRIVE
 
 DEVICES = {"net": ("net",), "disk": ("disk",), "both": ("net", "disk")}
 METRICS = {"Mbit/s": {"better": "higher"}, "IOPS": {"better": "higher"}}

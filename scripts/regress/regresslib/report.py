@@ -1,7 +1,7 @@
 """What a regression document (results.document) shows: the table on the
 terminal and the comparison with a saved baseline."""
 
-from results import RATIOS
+from .results import RATIOS
 
 FAILED = "FAIL"
 

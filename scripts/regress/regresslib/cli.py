@@ -10,11 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import chart
-import matrix
-import report
-import results
-from neighbours_workload import Neighbours
+from . import chart, matrix, report, results
+from .neighbours_workload import Neighbours
 
 FELL = 3
 

@@ -25,9 +25,9 @@ carries them (the console of a nested L2 is slow).
 
 import shlex
 
-import matrix  # noqa: F401  (first: it puts the bench harness, kvmhost, on sys.path)
+from . import matrix  # noqa: F401  (first: it puts the bench harness, kvmhost, on sys.path)
 import kvmhost  # noqa: E402
-from report import vmms_of, wide_table
+from .report import vmms_of, wide_table
 
 DRIVE = "file=$DISK,format=raw,cache=none,aio=native"
 # name: (guest disk, VMM arguments)

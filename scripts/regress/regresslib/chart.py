@@ -5,7 +5,7 @@ test), one bar per VMM configuration, each bar the median of the rounds."""
 import shutil
 import subprocess
 
-from report import rows, vmms_of
+from .report import rows, vmms_of
 
 TITLES = {"ours-on": "ours, device-lock=on", "ours-off": "ours, device-lock=off",
           "qemu": "Debian's QEMU"}

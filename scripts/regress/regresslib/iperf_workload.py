@@ -3,7 +3,7 @@ ran), guest to host and host to guest (-R), against an iperf3 server on
 the bench host, over a tap device in a network namespace of the run's own
 (tests/functional/kvmhost/net.py: the network tests' harness)."""
 
-import matrix  # noqa: F401  (first: it puts the bench harness, kvmhost, on sys.path)
+from . import matrix  # noqa: F401  (first: it puts the bench harness, kvmhost, on sys.path)
 import kvmhost  # noqa: E402
 from kvmhost.net import E1000, GUEST_ADDR, PREFIX, VIRTIO, iperf_guest_command, iperf_rates, \
     nic_args, tap_netdev, tap_script

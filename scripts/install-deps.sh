@@ -31,6 +31,8 @@ packages=(
     clang libclang-rt-14-dev
     # test-acpi disassembles the generated DSDT with iasl
     acpica-tools
+    # the regression scripts' charts (scripts/regress)
+    gnuplot-nox
     # the bench's outer host and the reference VMM
     qemu-system-x86 qemu-utils
 )

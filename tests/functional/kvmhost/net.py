@@ -1,5 +1,5 @@
 """Network fragments on the bench, shared by the network tests
-(test_network.py) and the iperf benchmark (tests/bench/iperf_compare.py).
+(test_network.py) and the iperf regression script (scripts/regress/iperf).
 
 Network rule (docs/testing.md): a guest talks only to its host, inside a
 network namespace the fragment creates (hostlib.sh's netns_create). Every

@@ -1,0 +1,3 @@
+"""The regression scripts' parts (scripts/regress/iperf, scripts/regress/
+tiobench; docs/benchmarks.md): one package, so that their modules' names
+meet no other module's on sys.path."""

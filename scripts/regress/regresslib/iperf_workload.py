@@ -1,0 +1,74 @@
+"""iperf3 through the NICs: TCP with 1 and 4 streams (-P 4, as the seed
+ran), guest to host and host to guest (-R), against an iperf3 server on
+the bench host, over a tap device in a network namespace of the run's own
+(tests/functional/kvmhost/net.py: the network tests' harness)."""
+
+from . import matrix  # noqa: F401  (first: it puts the bench harness, kvmhost, on sys.path)
+import kvmhost  # noqa: E402
+from kvmhost.net import E1000, GUEST_ADDR, PREFIX, VIRTIO, iperf_guest_command, iperf_rates, \
+    nic_args, tap_netdev, tap_script
+
+# name: (model, vhost, our device options, QEMU's device options or None
+# when QEMU has no such switch). The first three are the regression matrix;
+# the rest are the seed's ladder of switches (ask for them with --devices).
+DEVICES = {
+    "e1000": (E1000, False, "", ""),
+    "virtio": (VIRTIO, False, "", ""),
+    "vhost": (VIRTIO, True, "", ""),
+    "e1000-nocoal": (E1000, False, "x-coalesced-mmio=off", None),
+    "virtio-slow": (VIRTIO, False, "ioeventfd=off,x-irqfd=off", "ioeventfd=off"),
+}
+DIRECTIONS = ("g->h", "h->g")
+
+
+class Iperf:
+    tool = "iperf"
+    guest = "net"
+    devices = DEVICES
+    default_devices = ["e1000", "virtio", "vhost"]
+    default_vcpus = [1, 2, 4]
+    metrics = {"Mbit/s": {"better": "higher"}}
+    headline = ["Mbit/s"]
+    files = {}
+
+    def add_arguments(self, ap):
+        ap.add_argument("--seconds", type=int, default=5, help="seconds per iperf3 run (5)")
+        ap.add_argument("--streams", default="1,4", help="parallel streams per run (1,4)")
+
+    def configure(self, args):
+        if args.quick:
+            args.seconds, args.streams = min(args.seconds, 3), "1"
+        self.seconds = args.seconds
+        self.streams = [int(s) for s in args.streams.split(",")]
+        return {"seconds": self.seconds, "streams": self.streams}
+
+    def summary(self, doc):
+        return {}
+
+    def supports(self, device, vmm):
+        return vmm != "qemu" or DEVICES[device][3] is not None
+
+    def tests(self):
+        return [f"tcp-{s} {d}" for s in self.streams for d in DIRECTIONS]
+
+    def expected(self, run):
+        return [(test, "Mbit/s") for test in self.tests()]
+
+    def fragment(self, run):
+        model, vhost, ours_opts, qemu_opts = DEVICES[run.device]
+        opts = qemu_opts if run.vmm == "qemu" else ours_opts
+        command = " && ".join(iperf_guest_command(streams=s, seconds=self.seconds)
+                              for s in self.streams)
+        args = kvmhost.l2_args(command, smp=run.vcpus, append=f"kit.ip={GUEST_ADDR}/{PREFIX}",
+                               extra=[run.machine, *nic_args(model, tap_netdev(vhost=vhost),
+                                                             device_opts=opts)])
+        # A boot (a minute or more on a busy nested bench) and 2 runs per stream count.
+        limit = 240 + len(self.streams) * 2 * (self.seconds + 15)
+        return kvmhost.Fragment(run.name, tap_script(self.guest, limit, args), run.binary,
+                                limit=limit + 60)
+
+    def parse(self, run, log):
+        return {(test, "Mbit/s"): rate for test, rate in zip(self.tests(), iperf_rates(log))}
+
+    def report(self, doc):
+        return ""

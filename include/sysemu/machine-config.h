@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <glib.h>
+#include "sysemu/sandbox.h"
 
 /* One +feat/-feat/feat=on|off item of -cpu, in command-line order. */
 typedef struct CpuFeatureSetting {
@@ -93,6 +94,7 @@ typedef struct MachineConfig {
     bool nographic, display_none, nodefaults, no_reboot;
     char *name;                 /* -name */
     char *pidfile;              /* -pidfile */
+    SandboxConfig sandbox;      /* -sandbox, installed by the machine */
 } MachineConfig;
 
 /* One -chardev: its id and the backend in -serial's spelling

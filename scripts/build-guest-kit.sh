@@ -17,7 +17,8 @@
 #   bzImage      the same kernel
 #   base.cpio    busybox, the kvm/kvm-amd/kvm-intel, tun, vhost_net and brd
 #                modules, iperf3, fio, ip (with netns), e2fsck and debugfs
-#                (to check what a guest wrote), strace (the sandbox's lists), netxfer (tests/guest), the
+#                (to check what a guest wrote), strace (the sandbox's
+#                lists), netxfer (tests/guest), the
 #                L2 kit under /kit and an init
 #                (scripts/guest/init-l1) that runs the test script packed
 #                beside it by the bench harness

@@ -23,7 +23,7 @@ import sys
 SOURCE = pathlib.Path(__file__).resolve().parent.parent / "softmmu" / "sandbox-syscalls.c"
 LINE = re.compile(r"^(\d\d:\d\d:\d\d\.\d+) ([a-z_0-9]+)\(")
 # Allowed to every thread by rule, not by list (sandbox.c allow_threads).
-THREAD_RULES = {"clone", "clone3"}
+THREAD_RULES = {"clone", "clone3", "prctl"}
 
 
 def lists():

@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <linux/filter.h>
@@ -56,25 +57,25 @@ static bool allow_list(scmp_filter_ctx ctx, const SandboxSyscallList *list, Erro
 }
 
 /*
- * Threads may always be created (thread-pool workers start on demand);
- * processes only with spawn=allow. clone3 passes its flags in memory a
- * filter cannot read, so without spawn it fails with ENOSYS and glibc
- * falls back to clone, whose flags the filter checks.
+ * Threads may always be created (thread-pool workers start on demand, from
+ * vCPU threads too) and name themselves (prctl PR_SET_NAME, nothing else
+ * of prctl); processes only with spawn=allow. clone3 passes its flags in
+ * memory a filter cannot read, so without spawn it fails with ENOSYS and
+ * glibc falls back to clone, whose flags the filter checks.
  */
 static bool allow_threads(scmp_filter_ctx ctx, bool spawn, Error **errp)
 {
-    int rc;
-    if (spawn) {
+    int rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(prctl), 1,
+                              SCMP_A0(SCMP_CMP_EQ, PR_SET_NAME));
+    if (rc == 0 && spawn) {
         rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 0);
-        if (rc == 0) {
-            rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone3), 0);
-        }
-    } else {
+    } else if (rc == 0) {
         rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(clone), 1,
                               SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD));
-        if (rc == 0) {
-            rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
-        }
+    }
+    if (rc == 0) {
+        rc = seccomp_rule_add(ctx, spawn ? SCMP_ACT_ALLOW : SCMP_ACT_ERRNO(ENOSYS),
+                              SCMP_SYS(clone3), 0);
     }
     if (rc < 0) {
         error_setg_errno(errp, -rc, "sandbox: the thread-creation rules");

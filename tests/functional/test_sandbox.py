@@ -74,6 +74,21 @@ def test_tiny_guest_with_every_backend_runs_under_the_sandbox(our_vmm, tiny_kern
     assert proc.returncode == (3 << 1) | 1, proc.stdout
 
 
+@pytest.mark.parametrize("append,status", [("smp reboot exit=5", 5), ("s3 exit=0", 0)])
+def test_reset_and_s3_rebuild_the_vm_under_the_sandbox(our_vmm, tiny_kernels, append, status):
+    """A reset (and an S3 wake-up) recreates KVM's VM and reloads the
+    kernel on the main loop, with every thread already confined."""
+    proc = run(our_vmm, "-accel", "kvm", "-m", "64M", "-smp", "2", "-nographic", *EXIT,
+               "-device", "pdl-testdev", "-sandbox", "on,spawn=deny",
+               "-kernel", str(tiny_kernels / "tiny.elf"), "-append", append)
+    assert not FORBIDDEN.search(proc.stdout), proc.stdout
+    if "reboot" in append:
+        assert proc.stdout.count("tiny: hello") == 2, proc.stdout
+    else:
+        assert "tiny: s3 resumed flag=Y" in proc.stdout, proc.stdout
+    assert proc.returncode == (status << 1) | 1, proc.stdout
+
+
 @pytest.mark.parametrize("thread,call,nr", [("main", "personality", 135),
                                             ("vcpu", "openat", 257)])
 def test_forbidden_call_kills_with_its_name(our_vmm, tiny_kernels, tmp_path, thread, call, nr):

@@ -14,13 +14,13 @@ import re
 import signal
 import subprocess
 import sys
-from pathlib import Path
+import time
 
 import pytest
 
 import kvmhost
 from kvmhost import Fragment, expect_guest, l2_args
-from kvmhost.net import E1000, GUEST_ADDR, HOST_ADDR, PREFIX, VIRTIO, iperf_guest_command
+from kvmhost.net import HOST_ADDR, PREFIX
 
 sys.path.insert(0, str(kvmhost.SCRIPTS))
 sandbox_trace = __import__("sandbox-trace")
@@ -87,6 +87,27 @@ def test_reset_and_s3_rebuild_the_vm_under_the_sandbox(our_vmm, tiny_kernels, ap
     else:
         assert "tiny: s3 resumed flag=Y" in proc.stdout, proc.stdout
     assert proc.returncode == (status << 1) | 1, proc.stdout
+
+
+def test_sigterm_teardown_runs_under_the_sandbox(our_vmm, tiny_kernels, tmp_path):
+    """Exit tears the machine down with the filters on: threads joined,
+    backends closed, the pidfile unlinked."""
+    pidfile = tmp_path / "vmm.pid"
+    proc = subprocess.Popen([str(our_vmm), "-accel", "kvm", "-m", "64M", "-nographic",
+                             "-pidfile", str(pidfile), "-sandbox", "on",
+                             "-kernel", str(tiny_kernels / "tiny.elf"), "-append", "hello"],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    for _ in range(100):
+        if pidfile.exists():
+            break
+        time.sleep(0.05)
+    time.sleep(0.5)
+    proc.terminate()
+    out, _ = proc.communicate(timeout=60)
+    assert not FORBIDDEN.search(out), out
+    assert "terminating on signal 15" in out, out
+    assert proc.returncode == 0, out
+    assert not pidfile.exists()
 
 
 @pytest.mark.parametrize("thread,call,nr", [("main", "personality", 135),

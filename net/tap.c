@@ -237,6 +237,15 @@ static const char *tap_script_path(const char *given, const char *dflt)
 
 /* ---- teardown ---- */
 
+/* The taps whose downscript runs at exit (main thread only): -sandbox on
+ * refuses to confine a VMM that would spawn one (sysemu/sandbox.h). */
+static GList *taps_with_downscript;
+
+const char *net_tap_pending_downscript(void)
+{
+    return taps_with_downscript ? ((Tap *)taps_with_downscript->data)->downscript : NULL;
+}
+
 static void tap_cleanup(NetClientState *nc)
 {
     TapQueue *q = nc->opaque;
@@ -256,6 +265,7 @@ static void tap_cleanup(NetClientState *nc)
     }
     g_free(q->buf);
     if (--tap->live_queues == 0) {
+        taps_with_downscript = g_list_remove(taps_with_downscript, tap);
         g_free(tap->downscript);
         g_free(tap->queues);
         g_free(tap);
@@ -384,5 +394,8 @@ bool net_tap_init(const NetdevConfig *cfg, Error **errp)
         return false;
     }
     tap_attach_queues(tap, nd, fds, o);
+    if (tap->downscript) {
+        taps_with_downscript = g_list_append(taps_with_downscript, tap);
+    }
     return true;
 }

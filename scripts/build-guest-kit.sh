@@ -17,7 +17,8 @@
 #   bzImage      the same kernel
 #   base.cpio    busybox, the kvm/kvm-amd/kvm-intel, tun, vhost_net and brd
 #                modules, iperf3, fio, ip (with netns), e2fsck and debugfs
-#                (to check what a guest wrote), netxfer (tests/guest), the
+#                (to check what a guest wrote), strace (the sandbox's
+#                lists), netxfer (tests/guest), the
 #                L2 kit under /kit and an init
 #                (scripts/guest/init-l1) that runs the test script packed
 #                beside it by the bench harness
@@ -31,7 +32,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 KIT_DIR=${KIT_DIR:-$KIT_CACHE/kit}
 kernel_pkg=$(kit_kernel_package)
 [ -n "$kernel_pkg" ] || kit_die "apt does not know $KIT_KERNEL_PKG (run apt-get update)"
-L1_TOOLS=(iperf3 fio iproute2 e2fsprogs)
+L1_TOOLS=(iperf3 fio iproute2 e2fsprogs strace)
 # L2 guests also get pciutils' lspci (busybox-static has none) and ethtool
 # (link, offloads and virtio-net's per-queue counters).
 L2_TOOLS=(pciutils ethtool)
@@ -117,7 +118,7 @@ kit_base_root "$sysroot" "$l1root"
 # vhost_net brings vhost and tap with it: /dev/vhost-net for vhost=on.
 kit_copy_modules "$sysroot" "$l1root" kvm-amd kvm-intel tun vhost_net brd
 rm -f "$l1root/sbin/e2fsck" "$l1root/sbin/debugfs"
-for tool in usr/bin/iperf3 usr/bin/fio bin/ip sbin/e2fsck sbin/debugfs; do
+for tool in usr/bin/iperf3 usr/bin/fio bin/ip sbin/e2fsck sbin/debugfs usr/bin/strace; do
     kit_copy_elf "$sysroot" "$tool" "$l1root"
 done
 # iproute2's ip replaces busybox's (it can create persistent tap devices).

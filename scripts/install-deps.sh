@@ -21,6 +21,8 @@ packages=(
     libslirp-dev
     # QMP's JSON
     libjson-glib-dev
+    # -sandbox
+    libseccomp-dev
     # guest kits: apt-get download, dpkg-deb, cpio, depmod, readelf, xz
     apt dpkg cpio kmod binutils xz-utils
     # test harness and the host side of guest tests

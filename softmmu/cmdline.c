@@ -334,6 +334,11 @@ static CmdlineResult apply_name_items(ParseState *ps, const OptionUse *use,
     return CMDLINE_RUN;
 }
 
+static CmdlineResult handle_sandbox(ParseState *ps, const OptionUse *use, Error **errp)
+{
+    return sandbox_parse(use->arg, &ps->cfg->sandbox, errp) ? CMDLINE_RUN : CMDLINE_ERROR;
+}
+
 static CmdlineResult handle_log(ParseState *ps, const OptionUse *use, Error **errp)
 {
     if (keyval_is_help(use->arg)) {
@@ -413,6 +418,10 @@ static const CmdlineOption cmdline_options[] = {
       .handle = handle_string, STRING(pidfile) },
     { "daemonize", NULL, "detach from the terminal once the machine is built",
       FLAG(daemonize, true) },
+    { "sandbox", "on|off[,obsolete=allow|deny][,elevateprivileges=allow|deny|children]\n"
+      "                [,spawn=allow|deny][,resourcecontrol=allow|deny]",
+      "confine the VMM with a seccomp allow list once the machine is built",
+      .handle = handle_sandbox },
     { "d", "ITEM[,...]", "log the given items (-d help)", .handle = handle_log },
     { "vga", "none", "no VGA card (the only choice)", .handle = handle_none_only },
     { "netdev", "tap|socket|user,id=ID[,...]",

@@ -38,6 +38,10 @@ struct ThreadPool {
 static void *thread_pool_worker(void *opaque)
 {
     ThreadPool *pool = opaque;
+    /* Named by itself (prctl): naming another thread opens its
+     * /proc/self/task/TID/comm, which a vCPU thread submitting I/O may
+     * not do under -sandbox on (docs/sandbox.md). */
+    thread_set_debug_name(pthread_self(), "worker");
     pthread_mutex_lock(&pool->lock);
     for (;;) {
         ThreadPoolRequest *req = g_queue_pop_head(&pool->pending);
@@ -109,7 +113,6 @@ void thread_pool_submit(ThreadPool *pool, ThreadPoolWorkFn *work, ThreadPoolDone
     } else if (pool->workers->len < pool->max_workers) {
         pthread_t *thread = g_new(pthread_t, 1);
         if (pthread_create(thread, NULL, thread_pool_worker, pool) == 0) {
-            thread_set_debug_name(*thread, "worker");
             g_ptr_array_add(pool->workers, thread);
         } else {
             g_free(thread);     /* the running workers take it */

@@ -27,6 +27,7 @@
 #include "qemu/log.h"
 #include "qemu/thread-naming.h"
 #include "sysemu/runstate.h"
+#include "sysemu/sandbox.h"
 #include "kvm-internal.h"
 
 #define SIG_KICK SIGUSR1
@@ -439,6 +440,13 @@ static void *vcpu_thread(void *opaque)
     sigemptyset(&unblock);
     sigaddset(&unblock, SIG_KICK);
     pthread_sigmask(SIG_UNBLOCK, &unblock, NULL);
+    Error *err = NULL;
+    if (!sandbox_enter_vcpu_thread(cpu->index, &err)) {
+        /* Never run guest code unconfined. */
+        error_report_err(err);
+        qemu_system_shutdown_request(1);
+        return NULL;
+    }
 
     /* The first check takes the lock: requests may predate the thread. */
     bool can_go_on = false;

@@ -30,6 +30,7 @@
 #include "sysemu/kvm.h"
 #include "sysemu/kvm-irqfd.h"
 #include "sysemu/runstate.h"
+#include "sysemu/sandbox.h"
 
 /* KVM's real-mode TSS and identity map (accel/kvm) live here. */
 #define KVM_PRIVATE_AREA      0xfeffc000ULL
@@ -363,6 +364,7 @@ bool pc_machine_start(const MachineConfig *cfg, Error **errp)
            pc_create_devices(&pc, cfg, errp) &&
            pc_load_boot_state(&pc, errp) &&
            pc_fw_cfg_add_boot_files(&pc, cfg, errp) &&
+           sandbox_install(&cfg->sandbox, errp) &&
            kvm_start_vcpus(errp);
 }
 

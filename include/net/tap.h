@@ -15,6 +15,8 @@ typedef enum NetTapVhost {
     NET_TAP_VHOST_FORCE,        /* vhostforce=on: no vhost is an error */
 } NetTapVhost;
 
+/* The downscript some tap netdev will run at exit, or NULL. */
+const char *net_tap_pending_downscript(void);
 /* True if nc is a queue of a tap netdev. */
 bool net_is_tap(const NetClientState *nc);
 /* The queue's tap fd (for VHOST_NET_SET_BACKEND). */

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <glib.h>
+#include "sysemu/sandbox.h"
 
 /* One +feat/-feat/feat=on|off item of -cpu, in command-line order. */
 typedef struct CpuFeatureSetting {
@@ -96,6 +97,7 @@ typedef struct MachineConfig {
     bool debug_threads;         /* -name debug-threads=on: QEMU's thread names */
     char *pidfile;              /* -pidfile (util/pidfile.c: locked) */
     bool daemonize;             /* -daemonize (sysemu/daemonize.h) */
+    SandboxConfig sandbox;      /* -sandbox, installed by the machine */
 } MachineConfig;
 
 /* One -chardev: its id and the backend in -serial's spelling

@@ -22,10 +22,11 @@ noise hits them alike; the report gives medians and, for each fast path,
 the ratio to KVM's own exit of the same kind and to an exit to user space.
 Not a pass/fail test.
 
-  tests/bench/exit_cost.py [--exits N] [--rounds R] [--nested]
+  tests/bench/exit_cost.py [--exits N] [--rounds R] [--nested] [--sandbox]
 
 --nested runs the comparison inside the bench's L1 host (real SVM, nested
-paging) instead of on the local /dev/kvm.
+paging) instead of on the local /dev/kvm. --sandbox adds our VMM under
+-sandbox on as a fourth column (docs/sandbox.md: what the filters cost).
 """
 
 import argparse
@@ -73,6 +74,8 @@ def command(who, exits):
           f"""-kernel "$BENCH_FILES/tiny.elf" -append '{append}'""")
     if who == "ours":
         return f'"$VMM" {vm} -device pdl-testdev'
+    if who == "sandbox":
+        return f'"$VMM" {vm} -device pdl-testdev -sandbox on'
     if who == "qemu":
         return f'"$BENCH_FILES/qemu" {vm}'
     return f""""$BENCH_FILES/kvm-exit-bare" "$BENCH_FILES/tiny.elf" 'tiny.elf {append}' 64"""
@@ -103,10 +106,11 @@ def parse(output):
 
 def report(results):
     medians = {key: statistics.median(values) for key, values in results.items()}
-    print(f"  {'kind':18s} {'ours':>9s} {'bare':>9s} {'qemu':>9s}")
+    columns = [who for who in ("ours", "sandbox", "bare", "qemu") if who in KINDS]
+    print(f"  {'kind':18s} " + " ".join(f"{who:>9s}" for who in columns))
     for kind in KINDS["ours"]:
         cells = [f"{medians[(who, kind)]:9.0f}" if (who, kind) in medians else f"{'-':>9s}"
-                 for who in ("ours", "bare", "qemu")]
+                 for who in columns]
         print(f"  {kind:18s} {' '.join(cells)}")
     print("  fast path / KVM's own exit (kpio, kmmio) and / exit to user space (pio, mmio),"
           " each VMM against itself")
@@ -128,7 +132,10 @@ def main():
     ap.add_argument("--exits", type=int, default=20000)
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--nested", action="store_true")
+    ap.add_argument("--sandbox", action="store_true")
     args = ap.parse_args()
+    if args.sandbox:
+        KINDS["sandbox"] = KINDS["ours"]
     # A measurement wants the machine to itself: one L1 at a time.
     os.environ.setdefault("VMM_TEST_L1_PARALLEL", "1")
     vmm, bare, tiny = build()

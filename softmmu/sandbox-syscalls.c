@@ -71,6 +71,8 @@ static const char *const loop_syscalls[] = {
     "io_uring_setup", "io_uring_register",  /* [liburing] */
     "seccomp",          /* [ours] vCPU threads add their own filter */
     "prlimit64",        /* [glibc] */
+    "chdir", "dup2", "dup3",    /* [ours] -daemonize detaches once the machine
+                                 * is built: cd /, stdio onto /dev/null */
 };
 const SandboxSyscallList sandbox_loop_syscalls = LIST(loop_syscalls);
 

@@ -41,11 +41,14 @@ def error_lines(stderr):
 
 # ---- -daemonize ----
 
-def test_daemonize_detaches_once_built(which, vmm, tiny_kernels, tmp_path):
+# Under -sandbox on the daemon detaches after the filter is in: its last
+# steps (cd /, stdio onto /dev/null) must be allowed.
+@pytest.mark.parametrize("sandbox", [[], ["-sandbox", "on"]], ids=["plain", "sandbox"])
+def test_daemonize_detaches_once_built(which, vmm, tiny_kernels, tmp_path, sandbox):
     pidfile, console = tmp_path / "vm.pid", tmp_path / "console.txt"
     started = time.monotonic()
     done = subprocess.run([vmm, *guest_args(which, tiny_kernels / "tiny.elf", console),
-                           "-daemonize", "-pidfile", str(pidfile)],
+                           "-daemonize", "-pidfile", str(pidfile), *sandbox],
                           stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
     elapsed = time.monotonic() - started
     daemons = processes_whose_cmdline_has(str(pidfile))

@@ -70,3 +70,14 @@ void chardev_flush_all(void)
         chardev_flush(((NamedChardev *)g_ptr_array_index(named_chardevs, i))->chr);
     }
 }
+
+void chardev_free_all(void)
+{
+    for (guint i = 0; named_chardevs && i < named_chardevs->len; i++) {
+        NamedChardev *n = g_ptr_array_index(named_chardevs, i);
+        chardev_free(n->chr);
+        g_free(n->id);
+        g_free(n);
+    }
+    g_clear_pointer(&named_chardevs, g_ptr_array_unref);
+}

@@ -12,6 +12,7 @@
 #include "qemu/error.h"
 #include "sysemu/machine-config.h"
 #include "qemu/keyval.h"
+#include "monitor/monitor.h"
 
 #define MiB (UINT64_C(1) << 20)
 
@@ -31,6 +32,8 @@ typedef struct ParseState {
     GHashTable *device_globals;
     /* Some -nic, -netdev or -net was given: no default NIC. */
     bool network_given;
+    /* The N of the next compat_monitorN (-qmp and -monitor share it). */
+    unsigned monitor_index;
 } ParseState;
 
 struct CmdlineOption;
@@ -82,6 +85,14 @@ void cmdline_devices_finish(ParseState *ps);
 CmdlineResult chardev_config_parse(MachineConfig *cfg, GPtrArray *items, FILE *out,
                                    Error **errp);
 void chardev_config_free(gpointer data);
+
+/* cmdline-monitor.c: -qmp, -qmp-pretty, -mon into cfg->monitors */
+CmdlineHandler handle_qmp, handle_qmp_pretty;
+CmdlineItemsHandler apply_mon_items;
+/* A monitor on SPEC as -qmp and -monitor take it: "chardev:ID", or a
+ * backend that becomes chardev compat_monitorN. */
+bool cmdline_add_compat_monitor(ParseState *ps, const char *spec, MonitorMode mode,
+                                bool pretty, Error **errp);
 
 /* cmdline-netdev.c: -netdev and -nic into cfg->netdevs and cfg->nics, -net
  * none; the default NIC once every option is read. */

@@ -10,6 +10,7 @@
 #include "exec/memory.h"
 #include "hw/i386/pc.h"
 #include "hw/qdev.h"
+#include "monitor/monitor.h"
 #include "net/net.h"
 #include "qemu/error.h"
 #include "qemu/main-loop.h"
@@ -61,6 +62,19 @@ int main(int argc, char **argv)
         iothreads_free_all();
         netdevs_free_all();
         chardev_restore_terminals();
+        chardev_free_all();
+        machine_config_free(&cfg);
+        return 1;
+    }
+    /* The chardevs exist (sockets listen since the machine was built);
+     * clients are accepted once the main loop runs. */
+    if (!monitors_create(cfg.monitors, &err)) {
+        error_report_err(err);
+        pc_machine_stop();
+        iothreads_free_all();
+        netdevs_free_all();
+        chardev_restore_terminals();
+        chardev_free_all();
         machine_config_free(&cfg);
         return 1;
     }
@@ -75,7 +89,10 @@ int main(int argc, char **argv)
     if (cfg.lock_stats) {
         device_lock_stats_print(stderr);
     }
+    monitors_free_all();
     chardev_restore_terminals();
+    /* Unix sockets are removed with their backends. */
+    chardev_free_all();
     if (cfg.pidfile) {
         unlink(cfg.pidfile);
     }

@@ -9,4 +9,7 @@
 
 #include "monitor/qmp.h"
 
+/* monitor/qmp.c: qmp_capabilities, query-version */
+extern const QmpCommandInfo qmp_server_qmp_commands[];
+
 #endif

@@ -25,6 +25,7 @@ struct JsonSplitter {
     char quote;         /* the string's quote: " or ' */
     bool escaped;       /* the last byte in the string was a backslash */
     bool skipping;      /* over a limit: read to the end of the value, keep nothing */
+    bool recovering;    /* after a stray byte: skip to the next '{' or '[' */
 };
 
 JsonSplitter *json_splitter_new(JsonSplitterEmitFn *emit, void *opaque)
@@ -43,6 +44,7 @@ void json_splitter_reset(JsonSplitter *s)
     s->depth = 0;
     s->escaped = false;
     s->skipping = false;
+    s->recovering = false;
 }
 
 void json_splitter_free(JsonSplitter *s)
@@ -132,8 +134,25 @@ static void start_string(JsonSplitter *s, uint8_t quote)
     append(s, '"');
 }
 
+/*
+ * A byte no JSON token has (outside strings). As QEMU's lexer does, the
+ * value so far is abandoned with an error, and input is skipped up to the
+ * next '{' or '[' (other values are unlikely to be requests).
+ */
+static void stray_byte(JsonSplitter *s, uint8_t c)
+{
+    char stray[2] = { (char)c, 0 };
+    json_splitter_reset(s);
+    emit_error(s, "JSON parse error, stray '%s'", stray);
+    s->recovering = true;
+}
+
 static void container_byte(JsonSplitter *s, uint8_t c)
 {
+    if (c == 0 || (!is_space(c) && !is_scalar_char(c) && !strchr("{}[]:,\"'", c))) {
+        stray_byte(s, c);
+        return;
+    }
     if (c == '"' || c == '\'') {
         start_string(s, c);
         return;
@@ -153,10 +172,10 @@ static void container_byte(JsonSplitter *s, uint8_t c)
 
 static void between_byte(JsonSplitter *s, uint8_t c)
 {
-    char stray[2] = { (char)c, 0 };
-    if (is_space(c)) {
+    if (is_space(c) || (s->recovering && c != '{' && c != '[')) {
         return;
     }
+    s->recovering = false;
     if (c == '{' || c == '[') {
         s->state = SPLIT_CONTAINER;
         s->depth = 1;
@@ -169,7 +188,7 @@ static void between_byte(JsonSplitter *s, uint8_t c)
         s->state = SPLIT_SCALAR;
         append(s, c);
     } else {
-        emit_error(s, "JSON parse error, stray '%s'", stray);
+        stray_byte(s, c);
     }
 }
 

@@ -80,10 +80,16 @@ static void test_split_scalars(void)
 
 static void test_split_stray_bytes(void)
 {
-    assert_split("}\x01]",
+    /* As QEMU: after a stray byte, everything up to the next '{' or '['
+     * is skipped, in a value or between values. */
+    assert_split("}\x01] nul {}",
                  (const char *const[]) { "ERR:JSON parse error, expecting value",
-                                         "ERR:JSON parse error, stray '\x01'",
-                                         "ERR:JSON parse error, expecting value", NULL });
+                                         "ERR:JSON parse error, stray '\x01'", "{}", NULL });
+    assert_split("{\"a\": \x02} 12 [1]",
+                 (const char *const[]) { "ERR:JSON parse error, stray '\x02'", "[1]", NULL });
+    /* Inside a string any byte is the string's. */
+    assert_split("{\"a\": \"\x7f#\"}",
+                 (const char *const[]) { "{\"a\": \"\x7f#\"}", NULL });
 }
 
 static void test_split_nesting_limit(void)

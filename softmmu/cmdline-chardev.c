@@ -34,17 +34,24 @@ typedef struct ChardevOptions {
     bool mux, server, wait;
 } ChardevOptions;
 
-/* A socket in -serial's spelling; the backend refuses what it cannot do
- * (client mode, wait=on) with its own message. */
+/* A socket in -serial's spelling. Only a server that does not wait for
+ * its first client is supported. */
 static char *socket_spec(const ChardevOptions *o, Error **errp)
 {
-    const char *flags = o->server ? (o->wait ? "server=on,wait=on" : "server=on,wait=off")
-                                  : "server=off";
+    if (!o->server) {
+        error_setg(errp, "chardev: socket: client mode is not supported (use server=on,wait=off)");
+        return NULL;
+    }
+    if (o->wait) {
+        error_setg(errp, "chardev: socket: waiting for a client at start-up is not "
+                   "supported (add wait=off)");
+        return NULL;
+    }
     if (o->path && !o->host && !o->port) {
-        return g_strdup_printf("unix:%s,%s", o->path, flags);
+        return g_strdup_printf("unix:%s,server=on,wait=off", o->path);
     }
     if (!o->path && o->port) {
-        return g_strdup_printf("tcp:%s:%s,%s", o->host ? o->host : "", o->port, flags);
+        return g_strdup_printf("tcp:%s:%s,server=on,wait=off", o->host ? o->host : "", o->port);
     }
     error_setg(errp, "chardev: socket: give path=PATH (unix) or [host=HOST,]port=PORT (tcp)");
     return NULL;

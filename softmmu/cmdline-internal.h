@@ -93,6 +93,8 @@ CmdlineItemsHandler apply_mon_items;
  * backend that becomes chardev compat_monitorN. */
 bool cmdline_add_compat_monitor(ParseState *ps, const char *spec, MonitorMode mode,
                                 bool pretty, Error **errp);
+/* Every monitor names a chardev of the command line. */
+bool cmdline_monitors_finish(ParseState *ps, Error **errp);
 
 /* cmdline-netdev.c: -netdev and -nic into cfg->netdevs and cfg->nics, -net
  * none; the default NIC once every option is read. */

@@ -103,3 +103,26 @@ CmdlineResult apply_mon_items(ParseState *ps, const OptionUse *use, GPtrArray *i
     add_monitor(ps->cfg, chardev, mode, pretty);
     return CMDLINE_RUN;
 }
+
+static bool chardev_is_configured(const MachineConfig *cfg, const char *id)
+{
+    for (guint i = 0; i < cfg->chardevs->len; i++) {
+        if (!strcmp(((ChardevConfig *)g_ptr_array_index(cfg->chardevs, i))->id, id)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+bool cmdline_monitors_finish(ParseState *ps, Error **errp)
+{
+    /* -chardev may come after the -mon that names it, so only now. */
+    for (guint i = 0; i < ps->cfg->monitors->len; i++) {
+        const MonitorConfig *mc = g_ptr_array_index(ps->cfg->monitors, i);
+        if (!chardev_is_configured(ps->cfg, mc->chardev_id)) {
+            error_setg(errp, "-mon: chardev \"%s\" not found", mc->chardev_id);
+            return false;
+        }
+    }
+    return true;
+}

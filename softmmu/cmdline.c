@@ -535,6 +535,9 @@ static bool finish_config(ParseState *ps, Error **errp)
     if (!cmdline_netdevs_finish(ps, errp)) {
         return false;
     }
+    if (!cmdline_monitors_finish(ps, errp)) {
+        return false;
+    }
     cmdline_devices_finish(ps);
     add_default_serial(ps->cfg);
     return true;

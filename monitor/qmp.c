@@ -358,8 +358,20 @@ static void qmp_monitor_free(QmpMonitor *mon)
     chardev_set_event_handler(mon->chr, NULL, NULL);
     chardev_set_handlers(mon->chr, NULL, NULL, NULL);
     chardev_set_write_ready_handler(mon->chr, NULL, NULL);
-    /* Whatever is still buffered goes out with the chardev's flush. */
-    qmp_flush(mon);
+    /* The last events (SHUTDOWN) reach the client before the VMM exits:
+     * the buffer goes through the chardev's ring as fast as the client
+     * reads (chardev_flush gives up on one that stalls). */
+    for (size_t left = SIZE_MAX; ;) {
+        qmp_flush(mon);
+        chardev_flush(mon->chr);
+        pthread_mutex_lock(&mon->out_lock);
+        size_t now = mon->out->len - mon->out_pos;
+        pthread_mutex_unlock(&mon->out_lock);
+        if (!now || now == left) {
+            break;
+        }
+        left = now;
+    }
     if (mon->flush_source) {
         g_source_destroy(mon->flush_source);
     }

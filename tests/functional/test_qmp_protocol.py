@@ -301,3 +301,18 @@ def test_vmm_still_running(vmm):
     conn.negotiate()
     assert "return" in conn.execute("query-version")
     conn.close()
+
+
+@pytest.mark.parametrize("args,named", [
+    (["-chardev", "null,id=c0", "-serial", "chardev:c0", "-mon", "chardev=c0,mode=control"],
+     "Device 'c0' is in use"),
+    (["-qmp", "unix:{tmp}/q.sock"], "socket client mode is not supported"),
+    (["-qmp", "tcp:127.0.0.1:1,server=on"], "add wait=off"),
+])
+def test_monitor_errors_exit_1_with_one_line(our_vmm, tiny_kernels, tmp_path, args, named):
+    args = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    proc = subprocess.run([our_vmm, "-accel", "kvm", "-m", "64M", "-nodefaults",
+                           "-kernel", str(tiny_kernels / "tiny.elf"), *args],
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 1
+    assert proc.stderr.count("\n") == 1 and named in proc.stderr, proc.stderr

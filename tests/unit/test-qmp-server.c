@@ -4,8 +4,8 @@
  * next waits in the backlog), output dropped while nobody listens, the
  * socket file's life, the refusals; then the server's greeting,
  * negotiation, events only to negotiated clients (without an empty
- * "data"), a fresh negotiation per connection and a response larger than
- * the chardev's buffer arriving whole.
+ * "data"), a fresh negotiation per connection, a response larger than
+ * the chardev's buffer arriving whole and the last event flushed at exit.
  */
 #include <errno.h>
 #include <poll.h>
@@ -353,9 +353,21 @@ static void test_qmp_session(void)
     g_assert_cmpstr(json_object_get_string_member(error, "desc"), ==,
                     "Expecting capabilities negotiation with 'qmp_capabilities'");
 
-    close(fd);
-    run_ready_sources();
+    /* An event sent just before exit still reaches the client. */
+    g_autoptr(GPtrArray) neg2 = exchange(fd, "{\"execute\": \"qmp_capabilities\"}");
+    g_assert_cmpuint(neg2->len, ==, 1);
+    qmp_event_send("LAST-WORDS", NULL);
     qmp_monitors_free_all();
+    g_autoptr(GString) tail = g_string_new(NULL);
+    char buf[4096];
+    ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+    g_assert_cmpint(n, >, 0);
+    g_string_append_len(tail, buf, n);
+    g_autoptr(GPtrArray) last = take_messages(tail);
+    g_assert_cmpuint(last->len, ==, 1);
+    g_assert_cmpstr(json_object_get_string_member(msg_at(last, 0), "event"), ==, "LAST-WORDS");
+
+    close(fd);
     chardev_free(chr);
     remove_temp(path);
 }

@@ -34,6 +34,7 @@ struct Chardev {
     FdWatch *out_watch;
 
     /* Input: read on the I/O thread while the frontend has room. */
+    bool has_input;             /* set once, before other threads look */
     int in_fd;
     bool input_closed;          /* EOF or error: never watched again */
     FdWatch *in_watch;
@@ -67,7 +68,8 @@ struct Chardev {
 /* Start draining output to fd / reading input from fd on the I/O thread. */
 void chardev_attach_output(Chardev *chr, int fd, bool owned, bool nonblocking);
 void chardev_attach_input(Chardev *chr, int fd);
-/* Stop the I/O on the attached fds (a socket's client left). */
+/* Stop the I/O on the attached fds (a socket's client left); a socket
+ * calls it at open too, before its first client. */
 void chardev_detach_io(Chardev *chr);
 /* Tell the frontend, if it asked (chardev_set_event_handler). */
 void chardev_send_event(Chardev *chr, ChardevEvent event);

@@ -231,6 +231,8 @@ bool chardev_socket_open(Chardev *chr, const char *spec, Error **errp)
     s->unix_path = is_unix ? g_strdup(parts[0]) : NULL;
     chr->backend_state = s;
     chr->waits_for_peer = true;
+    chr->has_input = true;
+    chardev_detach_io(chr);     /* output dropped until a client comes */
     chr->backend_close = socket_close;
     s->accept_watch = fd_watch_new(main_loop_context(), fd, 0, socket_accept_prepare,
                                    socket_accept_ready, chr);

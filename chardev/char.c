@@ -199,7 +199,7 @@ void chardev_set_handlers(Chardev *chr, ChardevCanReadFn *can_read,
 
 void chardev_accept_input(Chardev *chr)
 {
-    if (chr && chr->in_watch) {
+    if (chr && chr->has_input) {
         atomic_fetch_add(&chr->input_epoch, 1);
         main_loop_wakeup();
     }
@@ -248,6 +248,9 @@ static void chardev_input_ready(void *opaque, GIOCondition revents)
 
 void chardev_attach_input(Chardev *chr, int fd)
 {
+    if (!chr->has_input) {
+        chr->has_input = true;  /* before any thread can ask (socket: at open) */
+    }
     chr->in_fd = fd;
     chr->input_closed = false;
     chr->input_paused = false;
@@ -255,10 +258,15 @@ void chardev_attach_input(Chardev *chr, int fd)
                                  chardev_input_ready, chr);
 }
 
-/* A socket backend's client left: stop watching its fd and drop output
- * (counted) until the next client is attached. The fd is the backend's. */
+/* A socket backend's client left (or has not come yet): stop watching its
+ * fd and drop output (counted) until the next client is attached. The fd
+ * is the backend's. The ring is allocated here at the latest, so writers
+ * on other threads never see the pointer change. */
 void chardev_detach_io(Chardev *chr)
 {
+    if (!chr->ring) {
+        chr->ring = g_malloc(CHARDEV_RING_SIZE);
+    }
     g_clear_pointer(&chr->out_watch, fd_watch_free);
     g_clear_pointer(&chr->in_watch, fd_watch_free);
     chardev_output_break(chr);

@@ -373,6 +373,72 @@ static void test_qmp_session(void)
     remove_temp(path);
 }
 
+#define EVENT_THREADS 3
+#define EVENTS_PER_THREAD 2000
+
+static gpointer send_events(gpointer opaque)
+{
+    int thread = GPOINTER_TO_INT(opaque);
+    for (int n = 0; n < EVENTS_PER_THREAD; n++) {
+        JsonObject *data = json_object_new();
+        json_object_set_int_member(data, "thread", thread);
+        json_object_set_int_member(data, "n", n);
+        /* Long enough that the chardev's ring fills many times over. */
+        json_object_set_string_member(data, "pad", "................................"
+                                      "................................................");
+        qmp_event_send("X-TEST", data);
+    }
+    return NULL;
+}
+
+/* Events from several threads at once (vCPUs in device handlers): none
+ * lost, none cut, each thread's in the order it sent them. */
+static void test_qmp_events_from_threads(void)
+{
+    char *path = temp_socket_path();
+    g_autofree char *spec = g_strdup_printf("unix:%s,server=on,wait=off", path);
+    Error *err = NULL;
+    Chardev *chr = chardev_new(spec, &err);
+    g_assert_true(qmp_monitor_new(chr, false, &err));
+    int fd = unix_connect(path);
+    g_autoptr(GPtrArray) greeting = exchange(fd, NULL);
+    g_autoptr(GPtrArray) neg = exchange(fd, "{\"execute\": \"qmp_capabilities\"}");
+    g_assert_cmpuint(neg->len, ==, 1);
+
+    GThread *threads[EVENT_THREADS];
+    for (int t = 0; t < EVENT_THREADS; t++) {
+        threads[t] = g_thread_new("events", send_events, GINT_TO_POINTER(t));
+    }
+    g_autoptr(GString) buf = g_string_new(NULL);
+    g_autoptr(GPtrArray) events = g_ptr_array_new_with_free_func(
+        (GDestroyNotify)json_node_unref);
+    while (events->len < EVENT_THREADS * EVENTS_PER_THREAD) {
+        guint before = events->len;
+        drain_client(fd, buf);
+        g_autoptr(GPtrArray) msgs = take_messages(buf);
+        for (guint i = 0; i < msgs->len; i++) {
+            g_ptr_array_add(events, json_node_ref(g_ptr_array_index(msgs, i)));
+        }
+        g_assert_cmpuint(events->len, >, before);   /* progress, or they were lost */
+    }
+    for (int t = 0; t < EVENT_THREADS; t++) {
+        g_thread_join(threads[t]);
+    }
+    g_assert_cmpuint(events->len, ==, EVENT_THREADS * EVENTS_PER_THREAD);
+    int next[EVENT_THREADS] = { 0 };
+    for (guint i = 0; i < events->len; i++) {
+        JsonObject *data = json_object_get_object_member(msg_at(events, i), "data");
+        int t = json_object_get_int_member(data, "thread");
+        g_assert_cmpint(json_object_get_int_member(data, "n"), ==, next[t]++);
+    }
+
+    close(fd);
+    run_ready_sources();
+    qmp_monitors_free_all();
+    chardev_free(chr);
+    remove_temp(path);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -383,5 +449,6 @@ int main(int argc, char **argv)
     g_test_add_func("/chardev-socket/other-backends-open-at-once",
                     test_other_backends_open_at_once);
     g_test_add_func("/qmp-server/session", test_qmp_session);
+    g_test_add_func("/qmp-server/events-from-threads", test_qmp_events_from_threads);
     return g_test_run();
 }

@@ -26,6 +26,8 @@ struct JsonSplitter {
     bool escaped;       /* the last byte in the string was a backslash */
     bool skipping;      /* over a limit: read to the end of the value, keep nothing */
     bool recovering;    /* after a stray byte: skip to the next '{' or '[' */
+    size_t tokens;      /* in the value so far, as QEMU's lexer counts them */
+    bool in_scalar;     /* the last byte was part of a number or keyword */
 };
 
 JsonSplitter *json_splitter_new(JsonSplitterEmitFn *emit, void *opaque)
@@ -45,6 +47,8 @@ void json_splitter_reset(JsonSplitter *s)
     s->escaped = false;
     s->skipping = false;
     s->recovering = false;
+    s->tokens = 0;
+    s->in_scalar = false;
 }
 
 void json_splitter_free(JsonSplitter *s)
@@ -147,12 +151,25 @@ static void stray_byte(JsonSplitter *s, uint8_t c)
     s->recovering = true;
 }
 
+/* Tokens: each bracket, colon, comma, string, number and keyword. */
+static void count_token(JsonSplitter *s)
+{
+    if (++s->tokens > JSON_MESSAGE_MAX_TOKENS && !s->skipping) {
+        start_skipping(s, "token count");
+    }
+}
+
 static void container_byte(JsonSplitter *s, uint8_t c)
 {
-    if (c == 0 || (!is_space(c) && !is_scalar_char(c) && !strchr("{}[]:,\"'", c))) {
+    bool scalar = is_scalar_char(c);
+    if (c == 0 || (!is_space(c) && !scalar && !strchr("{}[]:,\"'", c))) {
         stray_byte(s, c);
         return;
     }
+    if (!is_space(c) && !(scalar && s->in_scalar)) {
+        count_token(s);
+    }
+    s->in_scalar = scalar;
     if (c == '"' || c == '\'') {
         start_string(s, c);
         return;
@@ -179,6 +196,7 @@ static void between_byte(JsonSplitter *s, uint8_t c)
     if (c == '{' || c == '[') {
         s->state = SPLIT_CONTAINER;
         s->depth = 1;
+        s->tokens = 1;
         append(s, c);
     } else if (c == '"' || c == '\'') {
         start_string(s, c);

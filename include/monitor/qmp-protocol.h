@@ -12,9 +12,10 @@
 #include <json-glib/json-glib.h>
 #include "qemu/error.h"
 
-/* QEMU's limits on one message (its JSON streamer's): total size and
- * nesting depth. A message over either gets one error and is skipped. */
+/* QEMU's limits on one message (its JSON streamer's): total size, tokens
+ * and nesting depth. A message over one gets one error and is skipped. */
 #define JSON_MESSAGE_MAX_SIZE (64u << 20)
+#define JSON_MESSAGE_MAX_TOKENS (2u << 20)
 #define JSON_MESSAGE_MAX_DEPTH 1024
 
 /*

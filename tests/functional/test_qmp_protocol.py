@@ -264,6 +264,24 @@ def test_huge_message(qmp):
     assert all("error" in m for m in before)
 
 
+def test_token_count_limit(qmp):
+    """QEMU's limit of 2 Mi tokens a message, to the token: an id of n
+    ones in a query-version request is 2n + 9 tokens."""
+    qmp.negotiate()
+    limit = 2 * 1024 * 1024
+    at = (limit - 9) // 2
+    for n, fits in ((at, True), (at + 1, False)):
+        qmp.send('{"execute": "query-version", "id": [' + ",".join(["1"] * n) + "]}"
+                 + '{"execute": "query-version", "id": "after"}')
+        resp, before = qmp.until_id("after")
+        assert "return" in resp
+        if fits:
+            assert len(before) == 1 and len(before[0]["id"]) == n
+        else:
+            assert before[0] == {"error": {"class": "GenericError",
+                                           "desc": "JSON token count limit exceeded"}}
+
+
 def test_disconnect_mid_message_then_reconnect(vmm):
     first = RawQMP(vmm["a"])
     first.negotiate()

@@ -138,6 +138,34 @@ static void test_split_size_limit(void)
     g_free(input);
 }
 
+/* [1,1,...] with n ones inside {"id": ...}: 2n + 5 tokens. */
+static GString *array_message(size_t n)
+{
+    GString *msg = g_string_new("{\"id\": [1");
+    for (size_t i = 1; i < n; i++) {
+        g_string_append(msg, ",1");
+    }
+    g_string_append(msg, "]}");
+    return msg;
+}
+
+static void test_split_token_limit(void)
+{
+    /* Exactly QEMU's limit passes, one token more does not (the boundary
+     * was measured against Debian's QEMU). */
+    size_t n = (JSON_MESSAGE_MAX_TOKENS - 5) / 2;
+    g_autoptr(GString) at = array_message(n);
+    g_autoptr(GString) over = array_message(n + 1);
+    g_string_append(over, "{}");
+    g_autoptr(GPtrArray) ok = split(at->str, at->len, 65536);
+    g_assert_cmpuint(ok->len, ==, 1);
+    g_assert_cmpuint(strlen(g_ptr_array_index(ok, 0)), ==, at->len);
+    g_autoptr(GPtrArray) out = split(over->str, over->len, 65536);
+    g_assert_cmpuint(out->len, ==, 2);
+    g_assert_cmpstr(g_ptr_array_index(out, 0), ==, "ERR:JSON token count limit exceeded");
+    g_assert_cmpstr(g_ptr_array_index(out, 1), ==, "{}");
+}
+
 static void test_split_reset_drops_partial(void)
 {
     g_autoptr(GPtrArray) out = g_ptr_array_new_with_free_func(g_free);
@@ -285,6 +313,7 @@ int main(int argc, char **argv)
     g_test_add_func("/qmp-protocol/split/stray-bytes", test_split_stray_bytes);
     g_test_add_func("/qmp-protocol/split/nesting-limit", test_split_nesting_limit);
     g_test_add_func("/qmp-protocol/split/size-limit", test_split_size_limit);
+    g_test_add_func("/qmp-protocol/split/token-limit", test_split_token_limit);
     g_test_add_func("/qmp-protocol/split/reset", test_split_reset_drops_partial);
     g_test_add_func("/qmp-protocol/request/refusals", test_request_refusals);
     g_test_add_func("/qmp-protocol/request/parse-error", test_request_parse_error);

@@ -28,6 +28,7 @@ struct JsonSplitter {
     bool recovering;    /* after a stray byte: skip to the next '{' or '[' */
     size_t tokens;      /* in the value so far, as QEMU's lexer counts them */
     bool in_scalar;     /* the last byte was part of a number or keyword */
+    size_t scalar_start;    /* where in text that number or keyword began */
 };
 
 JsonSplitter *json_splitter_new(JsonSplitterEmitFn *emit, void *opaque)
@@ -105,11 +106,35 @@ static bool is_scalar_char(uint8_t c)
     return g_ascii_isalnum(c) || c == '-' || c == '+' || c == '.';
 }
 
+/*
+ * A byte no JSON token has (a control character in a string too). As
+ * QEMU's lexer does, the value so far is abandoned with an error, and
+ * input is skipped up to the next '{' or '[' (other values are unlikely to
+ * be requests).
+ */
+static void stray_byte(JsonSplitter *s, uint8_t c)
+{
+    char stray[2] = { (char)c, 0 };
+    json_splitter_reset(s);
+    emit_error(s, "JSON parse error, stray '%s'", stray);
+    s->recovering = true;
+}
+
+/* Tokens: each bracket, colon, comma, string, number and keyword. */
+static void count_token(JsonSplitter *s)
+{
+    if (++s->tokens > JSON_MESSAGE_MAX_TOKENS && !s->skipping) {
+        start_skipping(s, "token count");
+    }
+}
+
 /* A string byte; single-quoted strings come out double-quoted, so a bare
  * " inside one is escaped and \' loses its backslash. */
 static void string_byte(JsonSplitter *s, uint8_t c)
 {
-    if (s->escaped) {
+    if (c < 0x20) {
+        stray_byte(s, c);   /* JSON strings have no raw control characters */
+    } else if (s->escaped) {
         s->escaped = false;
         if (!(c == '\'' && s->quote == '\'')) {
             append(s, '\\');
@@ -139,23 +164,21 @@ static void start_string(JsonSplitter *s, uint8_t quote)
 }
 
 /*
- * A byte no JSON token has (outside strings). As QEMU's lexer does, the
- * value so far is abandoned with an error, and input is skipped up to the
- * next '{' or '[' (other values are unlikely to be requests).
+ * A number or keyword inside a value just ended. An integer outside int64
+ * becomes a floating-point number, as QEMU reads a negative one (a
+ * positive one below 2^64 QEMU keeps as uint64, which json-glib cannot):
+ * json-glib would wrap it around instead.
  */
-static void stray_byte(JsonSplitter *s, uint8_t c)
+static void finish_scalar(JsonSplitter *s)
 {
-    char stray[2] = { (char)c, 0 };
-    json_splitter_reset(s);
-    emit_error(s, "JSON parse error, stray '%s'", stray);
-    s->recovering = true;
-}
-
-/* Tokens: each bracket, colon, comma, string, number and keyword. */
-static void count_token(JsonSplitter *s)
-{
-    if (++s->tokens > JSON_MESSAGE_MAX_TOKENS && !s->skipping) {
-        start_skipping(s, "token count");
+    const char *token = s->text->str + s->scalar_start;
+    const char *digits = token + (*token == '-');
+    if (s->skipping || !*digits || strspn(digits, "0123456789") != strlen(digits)) {
+        return;
+    }
+    gint64 value;
+    if (!g_ascii_string_to_signed(token, 10, G_MININT64, G_MAXINT64, &value, NULL)) {
+        g_string_append(s->text, ".0");
     }
 }
 
@@ -168,6 +191,11 @@ static void container_byte(JsonSplitter *s, uint8_t c)
     }
     if (!is_space(c) && !(scalar && s->in_scalar)) {
         count_token(s);
+    }
+    if (scalar && !s->in_scalar) {
+        s->scalar_start = s->text->len;
+    } else if (!scalar && s->in_scalar) {
+        finish_scalar(s);
     }
     s->in_scalar = scalar;
     if (c == '"' || c == '\'') {

@@ -22,17 +22,37 @@ static void set_parse_error(Error **errp, const char *message)
     const char *p = strstr(message, "Parse error: ");
     p = p ? p + strlen("Parse error: ") : message;
     g_autofree char *lower = g_strdup(p);
-    lower[0] = g_ascii_tolower(lower[0]);
+    if (g_ascii_islower(lower[1])) {    /* "Unexpected", not "JSON" */
+        lower[0] = g_ascii_tolower(lower[0]);
+    }
     error_setg(errp, "JSON parse error, %s", lower);
+}
+
+/* json-glib keeps the last of two members with one name; QEMU refuses the
+ * message. Each member parsed is noted as "object/name". */
+static void note_member(JsonParser *parser, JsonObject *object, const char *name,
+                        gpointer opaque)
+{
+    GHashTable *seen = opaque;
+    char *key = g_strdup_printf("%p/%s", (void *)object, name);
+    if (!g_hash_table_add(seen, key)) {
+        g_hash_table_add(seen, g_strdup("duplicate"));
+    }
 }
 
 static JsonNode *parse_json(const char *text, size_t len, Error **errp)
 {
     g_autoptr(JsonParser) parser = json_parser_new_immutable();
+    g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    g_signal_connect(parser, "object-member", G_CALLBACK(note_member), seen);
     GError *gerr = NULL;
     if (!json_parser_load_from_data(parser, text, len, &gerr)) {
         set_parse_error(errp, gerr->message);
         g_error_free(gerr);
+        return NULL;
+    }
+    if (g_hash_table_contains(seen, "duplicate")) {
+        error_setg(errp, "JSON parse error, duplicate key");
         return NULL;
     }
     JsonNode *root = json_parser_get_root(parser);

@@ -208,6 +208,11 @@ def test_malformed_json(qmp):
         assert resp["error"]["desc"].startswith("JSON parse error, "), (bad, resp)
         assert set(resp) == {"error"}
     assert_error(qmp.request("nul "), "GenericError", "JSON parse error, invalid keyword 'nul'")
+    assert_error(qmp.request('{"execute": "query-version", "execute": "x"}'), "GenericError",
+                 "JSON parse error, duplicate key")
+    # QEMU reads an integer below int64 as a floating-point number.
+    assert qmp.request('{"execute": "query-version", "id": -9223372036854775809}')["id"] \
+        == -9.2233720368547758e+18
     # QEMU's single-quoted strings.
     assert "return" in qmp.request("{'execute': 'query-version'}")
     # After a byte no token has, input up to the next '{' is skipped.

@@ -87,9 +87,22 @@ static void test_split_stray_bytes(void)
                                          "ERR:JSON parse error, stray '\x01'", "{}", NULL });
     assert_split("{\"a\": \x02} 12 [1]",
                  (const char *const[]) { "ERR:JSON parse error, stray '\x02'", "[1]", NULL });
-    /* Inside a string any byte is the string's. */
+    /* Inside a string any byte is the string's, bar control characters. */
     assert_split("{\"a\": \"\x7f#\"}",
                  (const char *const[]) { "{\"a\": \"\x7f#\"}", NULL });
+    assert_split("{\"a\": \"x\ty\"} {}",
+                 (const char *const[]) { "ERR:JSON parse error, stray '\t'", "{}", NULL });
+}
+
+static void test_split_integers_outside_int64(void)
+{
+    /* json-glib would wrap these around; as floating-point numbers they
+     * keep their magnitude, as QEMU reads the negative one. */
+    assert_split("[9223372036854775807, -9223372036854775808, 9223372036854775808, "
+                 "-9223372036854775809, 1e3, 18446744073709551615]",
+                 (const char *const[]) { "[9223372036854775807, -9223372036854775808, "
+                                         "9223372036854775808.0, -9223372036854775809.0, "
+                                         "1e3, 18446744073709551615.0]", NULL });
 }
 
 static void test_split_nesting_limit(void)
@@ -218,6 +231,8 @@ static void test_request_refusals(void)
                    "QMP input member 'control' is unexpected");
     /* Without the oob capability exec-oob is just another member. */
     assert_refused("{\"exec-oob\": \"x\"}", "QMP input member 'exec-oob' is unexpected");
+    assert_refused("{\"execute\": \"x\", \"id\": {\"a\": 1, \"a\": 2}}",
+                   "JSON parse error, duplicate key");
 }
 
 static void test_request_parse_error(void)
@@ -311,6 +326,8 @@ int main(int argc, char **argv)
     g_test_add_func("/qmp-protocol/split/single-quotes", test_split_single_quotes);
     g_test_add_func("/qmp-protocol/split/scalars", test_split_scalars);
     g_test_add_func("/qmp-protocol/split/stray-bytes", test_split_stray_bytes);
+    g_test_add_func("/qmp-protocol/split/integers-outside-int64",
+                    test_split_integers_outside_int64);
     g_test_add_func("/qmp-protocol/split/nesting-limit", test_split_nesting_limit);
     g_test_add_func("/qmp-protocol/split/size-limit", test_split_size_limit);
     g_test_add_func("/qmp-protocol/split/token-limit", test_split_token_limit);

@@ -107,3 +107,14 @@ const QmpCommandInfo chardev_qmp_commands[] = {
     { "query-chardev", qmp_query_chardev },
     { NULL },
 };
+
+void chardev_free_all(void)
+{
+    for (guint i = 0; named_chardevs && i < named_chardevs->len; i++) {
+        NamedChardev *n = g_ptr_array_index(named_chardevs, i);
+        chardev_free(n->chr);
+        g_free(n->id);
+        g_free(n);
+    }
+    g_clear_pointer(&named_chardevs, g_ptr_array_unref);
+}

@@ -36,6 +36,7 @@ struct Chardev {
     FdWatch *out_watch;
 
     /* Input: read on the I/O thread while the frontend has room. */
+    bool has_input;             /* set once, before other threads look */
     int in_fd;
     bool input_closed;          /* EOF or error: never watched again */
     FdWatch *in_watch;
@@ -51,6 +52,18 @@ struct Chardev {
     void (*input_filter)(Chardev *chr, const uint8_t *buf, size_t len);
     bool escape_pending;        /* mon:stdio: the last byte was Ctrl-a */
 
+    /* Output room again (chardev_set_write_ready_handler). I/O thread. */
+    ChardevWriteReadyFn *write_ready;
+    void *write_ready_opaque;
+
+    /* Connection events: a socket waits for its peer, the others are
+     * open from the start. */
+    ChardevEventFn *event;
+    void *event_opaque;
+    bool waits_for_peer;
+    bool peer_connected;
+
+    void *backend_state;        /* a backend's own (the socket's listener) */
     void (*backend_close)(Chardev *chr);
 
     /* What query-chardev calls the backend, in QEMU's words ("null",
@@ -66,6 +79,11 @@ void chardev_set_filename(Chardev *chr, const char *filename);
 /* Start draining output to fd / reading input from fd on the I/O thread. */
 void chardev_attach_output(Chardev *chr, int fd, bool owned, bool nonblocking);
 void chardev_attach_input(Chardev *chr, int fd);
+/* Stop the I/O on the attached fds (a socket's client left); a socket
+ * calls it at open too, before its first client. */
+void chardev_detach_io(Chardev *chr);
+/* Tell the frontend, if it asked (chardev_set_event_handler). */
+void chardev_send_event(Chardev *chr, ChardevEvent event);
 /* Hand input bytes to the frontend (after the backend's filter). */
 void chardev_deliver_input(Chardev *chr, const uint8_t *buf, size_t len);
 
@@ -78,5 +96,7 @@ void chardev_mux_switch_focus(Chardev *chr);
 
 bool chardev_stdio_open(Chardev *chr, bool mux_monitor, Error **errp);
 bool chardev_file_open(Chardev *chr, const char *path, Error **errp);
+/* "unix:PATH,server=on,wait=off" or "tcp:HOST:PORT,server=on,wait=off". */
+bool chardev_socket_open(Chardev *chr, const char *spec, Error **errp);
 
 #endif

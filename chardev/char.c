@@ -43,6 +43,23 @@ size_t chardev_write(Chardev *chr, const uint8_t *buf, size_t len)
     return n;
 }
 
+size_t chardev_write_room(Chardev *chr)
+{
+    if (!chr->ring) {
+        return SIZE_MAX;
+    }
+    pthread_mutex_lock(&chr->ring_lock);
+    size_t room = chr->output_broken ? 0 : CHARDEV_RING_SIZE - chr->ring_len;
+    pthread_mutex_unlock(&chr->ring_lock);
+    return room;
+}
+
+void chardev_set_write_ready_handler(Chardev *chr, ChardevWriteReadyFn *fn, void *opaque)
+{
+    chr->write_ready = fn;
+    chr->write_ready_opaque = opaque;
+}
+
 uint64_t chardev_dropped_bytes(Chardev *chr)
 {
     pthread_mutex_lock(&chr->ring_lock);
@@ -93,9 +110,8 @@ static ssize_t chardev_write_chunk(Chardev *chr, size_t max)
     return written;
 }
 
-static void chardev_output_ready(void *opaque, GIOCondition revents)
+static void chardev_drain(Chardev *chr)
 {
-    Chardev *chr = opaque;
     size_t max = chr->out_nonblocking ? CHARDEV_RING_SIZE : PIPE_BUF;
     while (chardev_ring_pending(chr)) {
         ssize_t written = chardev_write_chunk(chr, max);
@@ -108,6 +124,17 @@ static void chardev_output_ready(void *opaque, GIOCondition revents)
         if (written <= 0 || !chr->out_nonblocking) {
             return;
         }
+    }
+}
+
+static void chardev_output_ready(void *opaque, GIOCondition revents)
+{
+    Chardev *chr = opaque;
+    size_t before = chardev_ring_pending(chr);
+    chardev_drain(chr);
+    /* A frontend that had more to say than fitted can go on now. */
+    if (chr->write_ready && chardev_ring_pending(chr) < before) {
+        chr->write_ready(chr->write_ready_opaque);
     }
 }
 
@@ -124,7 +151,13 @@ static GIOCondition chardev_output_prepare(void *opaque)
 
 void chardev_attach_output(Chardev *chr, int fd, bool owned, bool nonblocking)
 {
-    chr->ring = g_malloc(CHARDEV_RING_SIZE);
+    pthread_mutex_lock(&chr->ring_lock);
+    if (!chr->ring) {
+        chr->ring = g_malloc(CHARDEV_RING_SIZE);
+    }
+    chr->ring_head = chr->ring_len = 0;
+    chr->output_broken = false;
+    pthread_mutex_unlock(&chr->ring_lock);
     chr->out_fd = fd;
     chr->out_fd_owned = owned;
     chr->out_nonblocking = nonblocking;
@@ -173,14 +206,9 @@ void chardev_set_handlers(Chardev *chr, ChardevCanReadFn *can_read,
  * once. The qmp-server branch has the full version (socket backends open
  * per client); the merge keeps that one.
  */
-void chardev_set_event_handler(Chardev *chr, ChardevEventFn *event, void *opaque)
-{
-    event(opaque, CHR_EVENT_OPENED);
-}
-
 void chardev_accept_input(Chardev *chr)
 {
-    if (chr && chr->in_watch) {
+    if (chr && chr->has_input) {
         atomic_fetch_add(&chr->input_epoch, 1);
         main_loop_wakeup();
     }
@@ -229,9 +257,49 @@ static void chardev_input_ready(void *opaque, GIOCondition revents)
 
 void chardev_attach_input(Chardev *chr, int fd)
 {
+    if (!chr->has_input) {
+        chr->has_input = true;  /* before any thread can ask (socket: at open) */
+    }
     chr->in_fd = fd;
+    chr->input_closed = false;
+    chr->input_paused = false;
     chr->in_watch = fd_watch_new(main_loop_context(), fd, 0, chardev_input_prepare,
                                  chardev_input_ready, chr);
+}
+
+/* A socket backend's client left (or has not come yet): stop watching its
+ * fd and drop output (counted) until the next client is attached. The fd
+ * is the backend's. The ring is allocated here at the latest, so writers
+ * on other threads never see the pointer change. */
+void chardev_detach_io(Chardev *chr)
+{
+    if (!chr->ring) {
+        chr->ring = g_malloc(CHARDEV_RING_SIZE);
+    }
+    g_clear_pointer(&chr->out_watch, fd_watch_free);
+    g_clear_pointer(&chr->in_watch, fd_watch_free);
+    chardev_output_break(chr);
+    chr->out_fd = chr->in_fd = -1;
+}
+
+/* ---- events ---- */
+
+void chardev_set_event_handler(Chardev *chr, ChardevEventFn *event, void *opaque)
+{
+    chr->event = event;
+    chr->event_opaque = opaque;
+    /* Only a socket waits for its peer; for it, a client already there
+     * counts as opened now. */
+    if (event && (!chr->waits_for_peer || chr->peer_connected)) {
+        event(opaque, CHR_EVENT_OPENED);
+    }
+}
+
+void chardev_send_event(Chardev *chr, ChardevEvent event)
+{
+    if (chr->event) {
+        chr->event(chr->event_opaque, event);
+    }
 }
 
 /* ---- creation ---- */
@@ -261,6 +329,8 @@ Chardev *chardev_new(const char *spec, Error **errp)
     } else if (strcmp(spec, "mon:stdio") == 0) {
         ok = chardev_stdio_open(chr, true, errp);
         chardev_set_filename(chr, "mux");
+    } else if (g_str_has_prefix(spec, "unix:") || g_str_has_prefix(spec, "tcp:")) {
+        ok = chardev_socket_open(chr, spec, errp);
     } else if (g_str_has_prefix(spec, "file:")) {
         ok = chardev_file_open(chr, spec + strlen("file:"), errp);
         chardev_set_filename(chr, "file");
@@ -270,7 +340,8 @@ Chardev *chardev_new(const char *spec, Error **errp)
         ok = false;
     } else {
         error_setg(errp, "character backend '%s' is not supported "
-                   "(use null, none, stdio, mon:stdio or file:PATH)", spec);
+                   "(use null, none, stdio, mon:stdio, file:PATH, "
+                   "unix:PATH,server=on,wait=off or tcp:HOST:PORT,server=on,wait=off)", spec);
         ok = false;
     }
     if (!ok) {

@@ -10,25 +10,26 @@ void monitor_config_free(MonitorConfig *mc)
     }
 }
 
-/*
- * The hmp branch's minimal version: human monitors only. The qmp-server
- * branch has the full one (QMP monitors too); on merging, its
- * MONITOR_MODE_READLINE case calls hmp_monitor_new() as this one does.
- */
+/* One monitor on its chardev, which it claims as QEMU does (a chardev
+ * serves one frontend). */
+static bool monitor_create(const MonitorConfig *mc, Error **errp)
+{
+    Chardev *chr = chardev_find(mc->chardev_id);
+    if (!chr) {
+        error_setg(errp, "-mon: chardev \"%s\" not found", mc->chardev_id);
+        return false;
+    }
+    if (!chardev_claim(mc->chardev_id, errp)) {
+        return false;
+    }
+    return mc->mode == MONITOR_MODE_READLINE ? hmp_monitor_new(chr, errp)
+                                             : qmp_monitor_new(chr, mc->pretty, errp);
+}
+
 bool monitors_create(const GPtrArray *configs, Error **errp)
 {
     for (guint i = 0; i < configs->len; i++) {
-        const MonitorConfig *mc = g_ptr_array_index(configs, i);
-        Chardev *chr = chardev_find(mc->chardev_id);
-        if (!chr) {
-            error_setg(errp, "chardev \"%s\" not found", mc->chardev_id);
-            return false;
-        }
-        if (mc->mode != MONITOR_MODE_READLINE) {
-            error_setg(errp, "QMP monitors are not in this build");
-            return false;
-        }
-        if (!chardev_claim(mc->chardev_id, errp) || !hmp_monitor_new(chr, errp)) {
+        if (!monitor_create(g_ptr_array_index(configs, i), errp)) {
             return false;
         }
     }
@@ -38,4 +39,5 @@ bool monitors_create(const GPtrArray *configs, Error **errp)
 void monitors_free_all(void)
 {
     hmp_monitors_free();
+    qmp_monitors_free_all();
 }

@@ -3,8 +3,10 @@
  * with chardev=ID, or -serial with chardev:ID. The backends are those of
  * -serial (chardev/char.h), under QEMU's -chardev spelling:
  *   null,id=ID   file,id=ID,path=PATH   stdio,id=ID[,mux=on|off]
- * (stdio with mux=on is -serial mon:stdio: Ctrl-a escapes). QEMU's other
- * backends (socket, pty, pipe, ...) and options are refused by name.
+ *   socket,id=ID,path=PATH|host=HOST,port=PORT,server=on,wait=off
+ * (stdio with mux=on is -serial mon:stdio: Ctrl-a escapes; a socket is
+ * -serial unix:PATH,... or tcp:HOST:PORT,...). QEMU's other backends (pty,
+ * pipe, ...) and options are refused by name.
  */
 #include <string.h>
 #include "cmdline-internal.h"
@@ -20,19 +22,54 @@ void chardev_config_free(gpointer data)
 /* The keys a backend takes beyond id=. */
 static bool chardev_key_allowed(const char *backend, const char *key)
 {
+    static const char *const socket_keys[] = { "path", "host", "port", "server", "wait", NULL };
     return (strcmp(backend, "file") == 0 && strcmp(key, "path") == 0) ||
-           (strcmp(backend, "stdio") == 0 && strcmp(key, "mux") == 0);
+           (strcmp(backend, "stdio") == 0 && strcmp(key, "mux") == 0) ||
+           (strcmp(backend, "socket") == 0 && g_strv_contains(socket_keys, key));
+}
+
+/* What -chardev said, beyond the backend and id. */
+typedef struct ChardevOptions {
+    const char *path, *host, *port;
+    bool mux, server, wait;
+} ChardevOptions;
+
+/* A socket in -serial's spelling. Only a server that does not wait for
+ * its first client is supported. */
+static char *socket_spec(const ChardevOptions *o, Error **errp)
+{
+    if (!o->server) {
+        error_setg(errp, "chardev: socket: client mode is not supported (use server=on,wait=off)");
+        return NULL;
+    }
+    if (o->wait) {
+        error_setg(errp, "chardev: socket: waiting for a client at start-up is not "
+                   "supported (add wait=off)");
+        return NULL;
+    }
+    if (o->path && !o->host && !o->port) {
+        return g_strdup_printf("unix:%s,server=on,wait=off", o->path);
+    }
+    if (!o->path && o->port) {
+        return g_strdup_printf("tcp:%s:%s,server=on,wait=off", o->host ? o->host : "", o->port);
+    }
+    error_setg(errp, "chardev: socket: give path=PATH (unix) or [host=HOST,]port=PORT (tcp)");
+    return NULL;
 }
 
 /* The -serial spelling of the backend, or NULL and *errp. */
-static char *chardev_spec(const char *backend, const char *path, bool mux, Error **errp)
+static char *chardev_spec(const char *backend, const ChardevOptions *o, Error **errp)
 {
     if (strcmp(backend, "null") == 0) {
         return g_strdup("null");
     }
     if (strcmp(backend, "stdio") == 0) {
-        return g_strdup(mux ? "mon:stdio" : "stdio");
+        return g_strdup(o->mux ? "mon:stdio" : "stdio");
     }
+    if (strcmp(backend, "socket") == 0) {
+        return socket_spec(o, errp);
+    }
+    const char *path = o->path;
     if (!path) {
         error_setg(errp, "chardev: file: no filename given (path=PATH)");
         return NULL;
@@ -45,17 +82,17 @@ CmdlineResult chardev_config_parse(MachineConfig *cfg, GPtrArray *items, FILE *o
 {
     const char *backend = keyval_item_at(items, 0)->value;
     if (backend && keyval_is_help(backend)) {
-        fprintf(out, "Available chardev backend types:\n  file\n  null\n  stdio\n");
+        fprintf(out, "Available chardev backend types:\n  file\n  null\n  socket\n  stdio\n");
         return CMDLINE_EXIT_OK;
     }
     if (!backend || (strcmp(backend, "null") && strcmp(backend, "file") &&
-                     strcmp(backend, "stdio"))) {
-        error_setg(errp, "'%s' is not a valid char driver name (this VMM has null, file "
-                   "and stdio)", backend ? backend : "");
+                     strcmp(backend, "stdio") && strcmp(backend, "socket"))) {
+        error_setg(errp, "'%s' is not a valid char driver name (this VMM has null, file, "
+                   "socket and stdio)", backend ? backend : "");
         return CMDLINE_ERROR;
     }
-    const char *id = NULL, *path = NULL;
-    bool mux = false;
+    const char *id = NULL;
+    ChardevOptions o = { .wait = true };
     for (guint i = 1; i < items->len; i++) {
         const KeyvalItem *item = keyval_item_at(items, i);
         if (strcmp(item->key, "id") == 0) {
@@ -65,8 +102,14 @@ CmdlineResult chardev_config_parse(MachineConfig *cfg, GPtrArray *items, FILE *o
                        backend);
             return CMDLINE_ERROR;
         } else if (strcmp(item->key, "path") == 0) {
-            path = item->value;
-        } else if (!keyval_item_bool(item, &mux, errp)) {
+            o.path = item->value;
+        } else if (strcmp(item->key, "host") == 0) {
+            o.host = item->value;
+        } else if (strcmp(item->key, "port") == 0) {
+            o.port = item->value;
+        } else if (!keyval_item_bool(item, strcmp(item->key, "mux") == 0 ? &o.mux :
+                                           strcmp(item->key, "server") == 0 ? &o.server :
+                                           &o.wait, errp)) {
             return CMDLINE_ERROR;
         }
     }
@@ -83,7 +126,7 @@ CmdlineResult chardev_config_parse(MachineConfig *cfg, GPtrArray *items, FILE *o
             return CMDLINE_ERROR;
         }
     }
-    char *spec = chardev_spec(backend, path, mux, errp);
+    char *spec = chardev_spec(backend, &o, errp);
     if (!spec) {
         return CMDLINE_ERROR;
     }

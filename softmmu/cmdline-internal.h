@@ -13,6 +13,7 @@
 #include "qemu/error.h"
 #include "sysemu/machine-config.h"
 #include "qemu/keyval.h"
+#include "monitor/monitor.h"
 
 #define MiB (UINT64_C(1) << 20)
 
@@ -43,12 +44,13 @@ typedef struct ParseState {
     bool network_given;
     /* -monitor none was given: no default monitor. */
     bool monitor_none;
-    unsigned compat_monitors;   /* -monitor backends so far (their ids) */
     /* The first option that put a backend on stdio, which -daemonize
      * refuses, naming it: backends (-chardev, a monitor's) are created
      * before -serial's, so QEMU names the first of those if any. The
      * strings are argv's. */
     OptionUse stdio_backend, stdio_serial;
+    /* The N of the next compat_monitorN (-qmp and -monitor share it). */
+    unsigned monitor_index;
 } ParseState;
 
 /* A backend spelled as -serial spells them ("stdio", "file:PATH") is on
@@ -107,18 +109,26 @@ CmdlineResult chardev_config_parse(MachineConfig *cfg, GPtrArray *items, FILE *o
                                    Error **errp);
 void chardev_config_free(gpointer data);
 
+/* cmdline-monitor.c: -qmp, -qmp-pretty, -monitor, -mon into cfg->monitors;
+ * the monitor of a "mon:" serial backend (the index-th -serial);
+ * -nographic's default serial port and monitor, once every option is
+ * read. */
+CmdlineHandler handle_qmp, handle_qmp_pretty, handle_monitor;
+void cmdline_serial_monitor(MachineConfig *cfg, unsigned index, const char *spec);
+void cmdline_add_default_console(ParseState *ps);
+CmdlineItemsHandler apply_mon_items;
+/* A monitor on SPEC as -qmp and -monitor take it: "chardev:ID", or a
+ * backend that becomes chardev compat_monitorN. */
+bool cmdline_add_compat_monitor(ParseState *ps, const char *spec, MonitorMode mode,
+                                bool pretty, Error **errp);
+/* Every monitor names a chardev of the command line. */
+bool cmdline_monitors_finish(ParseState *ps, Error **errp);
+
 /* cmdline-netdev.c: -netdev and -nic into cfg->netdevs and cfg->nics, -net
  * none; the default NIC once every option is read. */
 CmdlineItemsHandler apply_netdev_items, apply_nic_items;
 CmdlineHandler handle_net;
 bool cmdline_netdevs_finish(ParseState *ps, Error **errp);
-
-/* cmdline-monitor.c: -monitor; the monitor of a "mon:" serial backend (the
- * index-th -serial); -nographic's default serial port and monitor, once
- * every option is read. */
-CmdlineHandler handle_monitor;
-void cmdline_serial_monitor(MachineConfig *cfg, unsigned index, const char *spec);
-void cmdline_add_default_console(ParseState *ps);
 
 /* cmdline-drive.c: -drive, -hda..-hdd, -cdrom, and a bare disk image argument */
 CmdlineHandler handle_drive, handle_drive_shorthand;

@@ -193,6 +193,7 @@ static bool serial_backend_is_supported(const char *spec)
     static const char *const plain_backends[] = { "stdio", "mon:stdio", "null", "none", NULL };
     return g_strv_contains(plain_backends, spec) ||
            (g_str_has_prefix(spec, "file:") && spec[strlen("file:")] != '\0') ||
+           g_str_has_prefix(spec, "unix:") || g_str_has_prefix(spec, "tcp:") ||
            (g_str_has_prefix(spec, "chardev:") && spec[strlen("chardev:")] != '\0');
 }
 
@@ -211,6 +212,7 @@ static CmdlineResult handle_serial(ParseState *ps, const OptionUse *use, Error *
     GPtrArray *serials = ps->cfg->serials;
     if (!serial_backend_is_supported(use->arg)) {
         error_setg(errp, "unsupported serial backend (use stdio, mon:stdio, file:PATH, "
+                   "unix:PATH,server=on,wait=off, tcp:HOST:PORT,server=on,wait=off, "
                    "chardev:ID, null or none)");
         return CMDLINE_ERROR;
     }
@@ -286,12 +288,6 @@ static CmdlineResult handle_accepted(ParseState *ps, const OptionUse *use, Error
     return CMDLINE_RUN;
 }
 
-static CmdlineResult handle_unsupported(ParseState *ps, const OptionUse *use, Error **errp)
-{
-    error_setg(errp, "not supported yet");
-    return CMDLINE_ERROR;
-}
-
 /*
  * -name [guest=]NAME[,debug-threads=on|off][,process=PNAME], with QEMU's
  * messages. As QemuOpts does, a bare guest or process key means "on", and
@@ -363,7 +359,6 @@ static CmdlineResult handle_log(ParseState *ps, const OptionUse *use, Error **er
     .field = offsetof(MachineConfig, member), .flag_value = (value)
 #define STRING(member) .field = offsetof(MachineConfig, member)
 #define ITEMS(apply, implied) .apply_items = (apply), .implied_key = (implied)
-#define UNSUPPORTED(option) { option, "...", NULL, .handle = handle_unsupported }
 
 static const CmdlineOption cmdline_options[] = {
     { "h", NULL, NULL, .handle = handle_help },
@@ -388,14 +383,16 @@ static const CmdlineOption cmdline_options[] = {
       .handle = handle_initrd, STRING(initrd) },
     { "append", "CMDLINE", "kernel command line (needs -kernel)",
       .handle = handle_append, STRING(append) },
-    { "serial", "stdio|mon:stdio|file:PATH|chardev:ID|null|none",
+    { "serial", "stdio|mon:stdio|file:PATH|unix:PATH,server=on,wait=off|\n"
+      "                tcp:HOST:PORT,server=on,wait=off|chardev:ID|null|none",
       "next serial port's backend (up to 4)", .handle = handle_serial },
     { "device", "DRIVER[,prop=value[,...]]",
       "add a device (-device help, -device DRIVER,help)", ITEMS(apply_device_items, "driver") },
     { "global", "DRIVER.PROP=VALUE|driver=DRIVER,property=PROP,value=VALUE",
       "default of PROP for every -device DRIVER (also kvm-pit.lost_tick_policy=discard|delay)",
       .handle = handle_global },
-    { "chardev", "null|stdio|file,id=ID[,path=PATH][,mux=on|off]",
+    { "chardev", "null|stdio|file|socket,id=ID[,path=PATH][,mux=on|off]\n"
+      "                [,host=HOST,port=PORT][,server=on,wait=off]",
       "a character backend for chardev=ID or -serial chardev:ID (-chardev help)",
       ITEMS(apply_chardev_items, "backend") },
     { "object", "iothread,id=ID", "an I/O thread that devices may name with iothread=ID",
@@ -437,7 +434,11 @@ static const CmdlineOption cmdline_options[] = {
     { "net", "none", "no default NIC (the legacy -net hub is refused)", .handle = handle_net },
     { "monitor", "stdio|unix:PATH,server=on,wait=off|none",
       "the human monitor on this backend (none: no monitor)", .handle = handle_monitor },
-    UNSUPPORTED("qmp"),
+    { "qmp", "unix:PATH,server=on,wait=off|tcp:HOST:PORT,server=on,wait=off|chardev:ID",
+      "a QMP server (several allowed; docs/monitor.md)", .handle = handle_qmp },
+    { "qmp-pretty", "SPEC", "as -qmp, answers indented", .handle = handle_qmp_pretty },
+    { "mon", "chardev=ID[,mode=control|readline][,pretty=on|off]",
+      "a monitor on -chardev ID (mode=control: QMP)", ITEMS(apply_mon_items, "chardev") },
     { "drive", "[file=FILE][,if=ide|virtio|none][,format=raw][,index=N][,bus=B][,unit=U]\n"
       "                [,media=disk|cdrom][,cache=writeback|none|writethrough|directsync|unsafe]\n"
       "                [,aio=threads|native|io_uring][,readonly=on][,discard=ignore|unmap][,id=ID]",
@@ -575,6 +576,9 @@ static bool finish_config(ParseState *ps, Error **errp)
         return false;
     }
     if (!cmdline_netdevs_finish(ps, errp)) {
+        return false;
+    }
+    if (!cmdline_monitors_finish(ps, errp)) {
         return false;
     }
     cmdline_devices_finish(ps);

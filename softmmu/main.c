@@ -95,6 +95,7 @@ int main(int argc, char **argv)
         iothreads_free_all();
         netdevs_free_all();
         chardev_restore_terminals();
+        chardev_free_all();
         pidfile_remove();
         machine_config_free(&cfg);
         return 1;
@@ -112,6 +113,8 @@ int main(int argc, char **argv)
         device_lock_stats_print(stderr);
     }
     chardev_restore_terminals();
+    /* Unix sockets are removed with their backends. */
+    chardev_free_all();
     pidfile_remove();
     vm_name_set(NULL);
     machine_config_free(&cfg);

@@ -1,6 +1,7 @@
 /*
  * Character backends (-serial stdio|mon:stdio|file:PATH|null|none|chardev:ID,
- * -chardev null|stdio|file,id=ID).
+ * -chardev null|stdio|file|socket,id=ID, -qmp/-serial unix:PATH|tcp:HOST:PORT
+ * with server=on,wait=off).
  *
  * Writes never block the caller (a vCPU holding the serial port's lock):
  * bytes go into a bounded buffer that the I/O thread drains to the host fd.
@@ -55,6 +56,13 @@ Chardev *chardev_new(const char *spec, Error **errp);
 void chardev_free(Chardev *chr);
 
 size_t chardev_write(Chardev *chr, const uint8_t *buf, size_t len);
+/* How many bytes chardev_write() would take now without dropping any (0
+ * while a socket has no client). A frontend that must not cut a message
+ * (QMP) writes no more than this and waits for the write-ready handler,
+ * called on the I/O thread whenever the backend has written some out. */
+size_t chardev_write_room(Chardev *chr);
+typedef void ChardevWriteReadyFn(void *opaque);
+void chardev_set_write_ready_handler(Chardev *chr, ChardevWriteReadyFn *fn, void *opaque);
 void chardev_set_handlers(Chardev *chr, ChardevCanReadFn *can_read,
                           ChardevReadFn *read, void *opaque);
 void chardev_set_event_handler(Chardev *chr, ChardevEventFn *event, void *opaque);
@@ -74,6 +82,9 @@ Chardev *chardev_find(const char *id);
 bool chardev_claim(const char *id, Error **errp);
 /* chardev_flush of every backend with an id (at exit). */
 void chardev_flush_all(void);
+/* Close every backend with an id (last thing at exit: a unix socket's
+ * path is removed). Their frontends must be gone or stopped. */
+void chardev_free_all(void);
 
 /* Restore the terminal of every stdio backend (exit, signals). */
 void chardev_restore_terminals(void);

@@ -33,6 +33,8 @@ void monitors_free_all(void);
 
 /* A QMP server on chr (monitor/qmp.c). */
 bool qmp_monitor_new(Chardev *chr, bool pretty, Error **errp);
+/* Every QMP server, at exit (monitors_free_all). */
+void qmp_monitors_free_all(void);
 /* A human monitor on chr (monitor/hmp.c). */
 bool hmp_monitor_new(Chardev *chr, Error **errp);
 

@@ -16,5 +16,7 @@ extern const QmpCommandInfo iothread_qmp_commands[];      /* util/iothread.c */
 extern const QmpCommandInfo net_qmp_commands[];           /* net/net-query.c */
 extern const QmpCommandInfo hmp_qmp_commands[];         /* monitor/hmp-commands.c */
 extern const QmpCommandInfo vm_name_qmp_commands[];     /* softmmu/vm-name.c */
+/* monitor/qmp.c: qmp_capabilities, query-version */
+extern const QmpCommandInfo qmp_server_qmp_commands[];
 
 #endif

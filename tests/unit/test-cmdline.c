@@ -666,8 +666,9 @@ static void test_errors(void)
         { "-accel kvm,kernel-irqchip=on", "-accel kvm,kernel-irqchip=on: property "
           "'kernel-irqchip' is not supported" },
         { "-serial pty", "-serial pty: unsupported serial backend (use stdio, mon:stdio, "
-          "file:PATH, chardev:ID, null or none)" },
-        { "-serial tcp::4444,server", "-serial tcp::4444,server: unsupported serial backend" },
+          "file:PATH, unix:PATH,server=on,wait=off, tcp:HOST:PORT,server=on,wait=off, "
+          "chardev:ID, null or none)" },
+        { "-serial udp::4444", "-serial udp::4444: unsupported serial backend" },
         { "-serial file:", "-serial file:: unsupported serial backend" },
         { "-serial null -serial null -serial null -serial null -serial null",
           "-serial null: too many serial ports" },
@@ -735,7 +736,9 @@ static void test_errors(void)
         { "-nic tap,model=rtl8139", "-nic tap,model=rtl8139: Unsupported NIC model: rtl8139" },
         { "-monitor ''", "-monitor : a backend is needed (stdio, unix:PATH,server=on,wait=off "
           "or none)" },
-        { "-qmp stdio", "-qmp stdio: not supported yet" },
+        { "-mon chardev=c0,mode=bogus",
+          "-mon chardev=c0,mode=bogus: unknown monitor mode \"bogus\"" },
+        { "-mon chardev=c0,mode=control", "-mon: chardev \"c0\" not found" },
         { "-global isa-serial.baudbase=9600", "-global isa-serial.baudbase=9600: Property "
           "'isa-serial.baudbase' not found" },
         { "-global foo.bar=1", "-global foo.bar=1: 'foo' is not a valid device model name" },
@@ -993,6 +996,53 @@ static void test_free_twice(void)
     parsed_free(p);     /* frees the config a second time */
 }
 
+static const ChardevConfig *chardev_at(const MachineConfig *cfg, guint i)
+{
+    g_assert_cmpuint(i, <, cfg->chardevs->len);
+    return g_ptr_array_index(cfg->chardevs, i);
+}
+
+static void assert_monitor(const MachineConfig *cfg, guint i, const char *chardev,
+                           MonitorMode mode, bool pretty)
+{
+    g_assert_cmpuint(i, <, cfg->monitors->len);
+    const MonitorConfig *mc = g_ptr_array_index(cfg->monitors, i);
+    g_assert_cmpstr(mc->chardev_id, ==, chardev);
+    g_assert_cmpint(mc->mode, ==, mode);
+    g_assert_cmpint(mc->pretty, ==, pretty);
+}
+
+/* -qmp, -qmp-pretty and -mon: chardevs named compat_monitorN as QEMU names
+ * them, -chardev socket in -serial's spelling. */
+static void test_monitors(void)
+{
+    Parsed *p = parse_ok("-qmp unix:/tmp/a.sock,server=on,wait=off "
+                         "-qmp-pretty tcp:127.0.0.1:4444,server,nowait "
+                         "-chardev socket,id=m2,path=/tmp/m2.sock,server=on,wait=off "
+                         "-mon chardev=m2,mode=control,pretty=on -mon m2 "
+                         "-chardev socket,id=t,host=127.0.0.1,port=5555,server=on,wait=off "
+                         "-qmp chardev:t");
+    g_assert_cmpstr(chardev_at(&p->cfg, 0)->id, ==, "compat_monitor0");
+    g_assert_cmpstr(chardev_at(&p->cfg, 0)->spec, ==, "unix:/tmp/a.sock,server=on,wait=off");
+    g_assert_cmpstr(chardev_at(&p->cfg, 1)->id, ==, "compat_monitor1");
+    g_assert_cmpstr(chardev_at(&p->cfg, 1)->spec, ==, "tcp:127.0.0.1:4444,server,nowait");
+    g_assert_cmpstr(chardev_at(&p->cfg, 2)->spec, ==, "unix:/tmp/m2.sock,server=on,wait=off");
+    g_assert_cmpstr(chardev_at(&p->cfg, 3)->spec, ==, "tcp:127.0.0.1:5555,server=on,wait=off");
+    g_assert_cmpuint(p->cfg.chardevs->len, ==, 4);
+    assert_monitor(&p->cfg, 0, "compat_monitor0", MONITOR_MODE_CONTROL, false);
+    assert_monitor(&p->cfg, 1, "compat_monitor1", MONITOR_MODE_CONTROL, true);
+    assert_monitor(&p->cfg, 2, "m2", MONITOR_MODE_CONTROL, true);
+    assert_monitor(&p->cfg, 3, "m2", MONITOR_MODE_READLINE, false);   /* -mon's default */
+    assert_monitor(&p->cfg, 4, "t", MONITOR_MODE_CONTROL, false);
+    g_assert_cmpuint(p->cfg.monitors->len, ==, 5);
+    parsed_free(p);
+
+    Parsed *serial = parse_ok("-serial unix:/tmp/s.sock,server=on,wait=off");
+    g_assert_cmpstr(g_ptr_array_index(serial->cfg.serials, 0), ==,
+                    "unix:/tmp/s.sock,server=on,wait=off");
+    parsed_free(serial);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -1020,5 +1070,6 @@ int main(int argc, char **argv)
     g_test_add_func("/cmdline/drives", test_drives);
     g_test_add_func("/cmdline/netdevs", test_netdevs);
     g_test_add_func("/cmdline/free-twice", test_free_twice);
+    g_test_add_func("/cmdline/monitors", test_monitors);
     return g_test_run();
 }

@@ -100,7 +100,7 @@ static void stdio_escape(Chardev *chr, uint8_t key)
         break;
     case 'x':
         fprintf(stderr, "QEMU: Terminated\n");
-        qemu_system_shutdown_request(0);
+        qemu_system_exit_request(0);
         break;
     case 'h':
     case '?':

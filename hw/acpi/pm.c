@@ -102,7 +102,7 @@ static void pm_enter_sleep_state(unsigned slp_typ)
     case ACPI_SLP_TYP_S5:
     case ACPI_SLP_TYP_S4:
         /* Nothing survives S4 here: the guest saved its image, power off. */
-        qemu_system_shutdown_request(0);
+        qemu_system_shutdown_request(SHUTDOWN_CAUSE_GUEST_SHUTDOWN);
         break;
     case ACPI_SLP_TYP_S3:
         qemu_system_suspend_request();

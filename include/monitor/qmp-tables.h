@@ -9,4 +9,7 @@
 
 #include "monitor/qmp.h"
 
+extern const QmpCommandInfo runstate_qmp_commands[];    /* softmmu/runstate-qmp.c */
+extern const QmpCommandInfo kvm_qmp_commands[];         /* accel/kvm/kvm-qmp.c */
+
 #endif

@@ -91,6 +91,8 @@ typedef struct MachineConfig {
     GPtrArray *iothread_ids;    /* of char * */
 
     bool nographic, display_none, nodefaults, no_reboot;
+    bool start_paused;          /* -S: vCPUs wait for cont */
+    bool no_shutdown;           /* -no-shutdown: a guest power-off stops the VM */
     char *name;                 /* -name */
     char *pidfile;              /* -pidfile */
 } MachineConfig;

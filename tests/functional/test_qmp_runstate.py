@@ -48,15 +48,23 @@ class Machine:
              "-qmp", f"unix:{sock},server=on,wait=off",
              "-kernel", str(kernel), "-append", append, *extra],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        try:
-            self.qmp = QMPClient.wait_connect(sock, timeout=BOOT_TIMEOUT)
-        except Exception:
-            self.proc.kill()
-            _, err = self.proc.communicate()
-            if "-qmp" in err and "not supported" in err:
-                pytest.skip("this build of our VMM has no QMP server yet (branch qmp-server)")
-            raise
+        self.qmp = self._connect(sock)
         self.qmp.negotiate()
+
+    def _connect(self, sock):
+        """Connect once the socket exists; fail (or skip) at once if the
+        VMM exits first."""
+        deadline = time.monotonic() + BOOT_TIMEOUT
+        while self.proc.poll() is None and time.monotonic() < deadline:
+            try:
+                return QMPClient(sock, timeout=BOOT_TIMEOUT)
+            except (FileNotFoundError, ConnectionRefusedError):
+                time.sleep(0.05)
+        self.proc.kill()
+        _, err = self.proc.communicate()
+        if "-qmp" in err and "not supported" in err:
+            pytest.skip("this build of our VMM has no QMP server yet (branch qmp-server)")
+        raise AssertionError(f"no QMP socket (VMM status {self.proc.returncode}): {err}")
 
     def serial(self):
         try:

@@ -56,9 +56,6 @@ void runstate_set_vcpu_stopper(void (*stop)(void));
 /* -no-reboot: a reset request (guest's or system_reset) shuts down with
  * the reset's cause instead. */
 void runstate_set_no_reboot(bool no_reboot);
-/* -no-shutdown: a shutdown stops the machine in RUN_STATE_SHUTDOWN
- * instead of exiting, except for quit and a signal (as QEMU). */
-void runstate_set_no_shutdown(bool no_shutdown);
 
 /* Reset the machine (the guest's keyboard controller, system_reset...). */
 void qemu_system_reset_request(ShutdownCause cause);
@@ -111,6 +108,10 @@ typedef struct MachineRunOps {
 
 /* Install the machine's hooks (NULL members: nothing to do). */
 void runstate_set_machine_ops(const MachineRunOps *ops);
+
+/* -no-shutdown: a shutdown stops the machine in RUN_STATE_SHUTDOWN
+ * instead of exiting, except for quit and a signal (as QEMU). */
+void runstate_set_no_shutdown(bool no_shutdown);
 
 /* QEMU's vm_stop(): if running, pause every vCPU, enter state and send
  * STOP; otherwise nothing changes. */

@@ -304,3 +304,42 @@ def test_s3_suspend_and_rtc_wakeup_events(start):
     assert m.event("WAKEUP") is None
     assert m.events_until_close() == [("RESUME", None)]
     assert m.wait_exit() == 1     # the resume code exits with 0: (0 << 1) | 1
+
+
+def run_without_monitor(vmm, tmp_path, kernel, append, *extra):
+    serial = tmp_path / "serial.txt"
+    proc = subprocess.Popen(
+        [vmm, "-nodefaults", "-accel", "kvm", "-m", "64M", "-display", "none",
+         "-serial", f"file:{serial}", "-kernel", str(kernel), "-append", append, *extra],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    return proc, serial
+
+
+def serial_text(path):
+    return path.read_text(errors="replace") if path.exists() else ""
+
+
+@pytest.mark.parametrize("option", ["-S", "-no-shutdown"])
+def test_held_machine_without_monitor_ends_on_sigterm(vmm, tmp_path, tiny_kernels, option):
+    """Without any monitor (so on our VMM before the QMP server too): -S
+    holds the guest before its first instruction, -no-shutdown keeps the
+    VMM after the guest powered off; SIGTERM ends either with status 0."""
+    proc, serial = run_without_monitor(vmm, tmp_path, tiny_kernels / "tiny.elf", "poweroff",
+                                       option)
+    try:
+        if option == "-no-shutdown":
+            deadline = time.monotonic() + BOOT_TIMEOUT
+            while "tiny: powering off" not in serial_text(serial):
+                assert proc.poll() is None and time.monotonic() < deadline, serial_text(serial)
+                time.sleep(0.05)
+        time.sleep(1.0)
+        assert proc.poll() is None, proc.stderr.read()
+        if option == "-S":
+            assert "tiny:" not in serial_text(serial), "the guest ran under -S"
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=BOOT_TIMEOUT) == 0
+        assert "terminating on signal 15" in proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

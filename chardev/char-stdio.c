@@ -108,7 +108,7 @@ static void stdio_escape(Chardev *chr, uint8_t key)
         break;
     case 'x':
         stdio_say(chr, "QEMU: Terminated\n\r");
-        qemu_system_shutdown_request(0);
+        qemu_system_exit_request(0);
         break;
     case 'h':
     case '?':

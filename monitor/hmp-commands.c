@@ -11,6 +11,7 @@
 #include "monitor/hmp.h"
 #include "monitor/hmp-format.h"
 #include "monitor/qmp.h"
+#include "sysemu/kvm.h"
 #include "monitor/qmp-tables.h"
 
 #define HMP_MAX_ARGS 3
@@ -292,32 +293,11 @@ char *hmp_text_crlf(const char *text)
 
 /* ---- human-monitor-command ---- */
 
-/* cpu is a vCPU's index. Asked through query-cpus-fast; a build without it
- * cannot tell, and takes any index that could be one. */
-static bool cpu_index_exists(int64_t cpu)
-{
-    Error *err = NULL;
-    g_autoptr(JsonNode) ret = qmp_dispatch("query-cpus-fast", NULL, &err);
-    if (!ret) {
-        error_free(err);
-        return cpu >= 0;
-    }
-    JsonArray *cpus = JSON_NODE_HOLDS_ARRAY(ret) ? json_node_get_array(ret) : NULL;
-    for (guint i = 0; cpus && i < json_array_get_length(cpus); i++) {
-        JsonNode *n = json_array_get_element(cpus, i);
-        JsonObject *o = JSON_NODE_HOLDS_OBJECT(n) ? json_node_get_object(n) : NULL;
-        if (o && json_object_has_member(o, "cpu-index") &&
-            json_object_get_int_member(o, "cpu-index") == cpu) {
-            return true;
-        }
-    }
-    return false;
-}
-
 static JsonNode *qmp_human_monitor_command(JsonObject *args, Error **errp)
 {
+    /* As QEMU: checked only when given (the default is the first CPU). */
     int64_t cpu = qmp_arg_int(args, "cpu-index", 0);
-    if (!cpu_index_exists(cpu)) {
+    if (json_object_has_member(args, "cpu-index") && (cpu < 0 || cpu >= kvm_vcpu_count())) {
         error_setg(errp, "Parameter 'cpu-index' expects a CPU number");
         return NULL;
     }

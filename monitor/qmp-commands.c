@@ -40,6 +40,8 @@ const QmpCommandInfo *const qmp_command_tables[] = {
     hmp_qmp_commands,
     vm_name_qmp_commands,
     qmp_server_qmp_commands,
+    runstate_qmp_commands,
+    kvm_qmp_commands,
 };
 
 const size_t qmp_command_tables_count = G_N_ELEMENTS(qmp_command_tables);

@@ -406,6 +406,9 @@ static const CmdlineOption cmdline_options[] = {
     { "nodefaults", NULL, "no default serial port and no default NIC",
       FLAG(nodefaults, true) },
     { "no-reboot", NULL, "exit instead of rebooting", FLAG(no_reboot, true) },
+    { "no-shutdown", NULL, "stop the VM instead of exiting when the guest powers off",
+      FLAG(no_shutdown, true) },
+    { "S", NULL, "do not start the CPUs until the monitor says cont", FLAG(start_paused, true) },
     { "no-acpi", NULL, "same as -machine acpi=off", FLAG(acpi, false) },
     { "name", "[guest=]NAME[,debug-threads=on|off][,process=PNAME]",
       "name of the guest (query-name); debug-threads=on names the threads as QEMU\n"

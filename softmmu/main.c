@@ -82,11 +82,9 @@ int main(int argc, char **argv)
     vm_name_set(cfg.name);
     device_lock_set_per_device(cfg.device_lock);
     runstate_set_no_reboot(cfg.no_reboot);
+    runstate_set_no_shutdown(cfg.no_shutdown);
     memory_init();
     main_loop_init();
-    main_loop_set_request_handlers(&(MachineRequestHandlers) {
-        .reset = pc_machine_reset, .suspend = pc_machine_suspend, .wakeup = pc_machine_wakeup,
-    });
 
     if (!machine_build(&cfg, &err)) {
         error_report_err(err);
@@ -100,7 +98,10 @@ int main(int argc, char **argv)
         machine_config_free(&cfg);
         return 1;
     }
-    runstate_set(RUN_STATE_RUNNING);
+    /* -S: built, vCPUs paused in PRELAUNCH until cont. */
+    if (!cfg.start_paused) {
+        vm_start();
+    }
     int status = main_loop_run();
     runstate_set(RUN_STATE_SHUTDOWN);
     pc_machine_stop();

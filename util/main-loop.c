@@ -3,17 +3,14 @@
  *
  * Everything the I/O thread does is a source of glib's default main
  * context: backend file descriptors, the timer list's timerfd and the
- * termination signals. Between iterations it looks at the run-state
- * requests; requests from other threads call main_loop_wakeup() so that a
- * blocked iteration returns at once. What a reset means is the machine's
- * business: it registers a handler.
+ * termination signals. Between iterations it acts on the run-state
+ * requests (sysemu/runstate.h); requests from other threads call
+ * main_loop_wakeup() so that a blocked iteration returns at once.
  */
 #include <signal.h>
 #include <stdio.h>
 #include "qemu/main-loop.h"
 #include "sysemu/runstate.h"
-
-static MachineRequestHandlers request_handlers;
 
 GMainContext *main_loop_context(void)
 {
@@ -25,7 +22,7 @@ static gboolean main_loop_terminate_on_signal(gpointer opaque)
 {
     int signo = GPOINTER_TO_INT(opaque);
     fprintf(stderr, "qemu-system-x86_64: terminating on signal %d\n", signo);
-    qemu_system_shutdown_request(0);
+    qemu_system_shutdown_request(SHUTDOWN_CAUSE_HOST_SIGNAL);
     return G_SOURCE_CONTINUE;
 }
 
@@ -46,38 +43,10 @@ void main_loop_init(void)
     }
 }
 
-void main_loop_set_request_handlers(const MachineRequestHandlers *handlers)
-{
-    request_handlers = *handlers;
-}
-
-/* Take one pending request and run its handler; false if none was pending.
- * Requests are taken even without a handler, so that none can linger. */
-static bool main_loop_handle_request(void)
-{
-    void (*handler)(void);
-    if (runstate_take_reset_request()) {
-        handler = request_handlers.reset;
-    } else if (runstate_take_suspend_request()) {
-        handler = request_handlers.suspend;
-    } else if (runstate_take_wakeup_request()) {
-        handler = request_handlers.wakeup;
-    } else {
-        return false;
-    }
-    if (handler) {
-        handler();
-    }
-    return true;
-}
-
 int main_loop_run(void)
 {
     int exit_status;
-    while (!runstate_take_shutdown_request(&exit_status)) {
-        if (main_loop_handle_request()) {
-            continue;   /* a shutdown may have followed */
-        }
+    while (!runstate_main_loop_should_exit(&exit_status)) {
         g_main_context_iteration(main_loop_context(), TRUE);
     }
     return exit_status;

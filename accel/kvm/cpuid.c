@@ -589,6 +589,15 @@ uint32_t cpuid_apic_id(const CpuTopology *topo, unsigned cpu_index)
     return topo_ids(topo, cpu_index).apic_id;
 }
 
+void cpuid_topo_position(const CpuTopology *topo, unsigned cpu_index, unsigned *socket,
+                         unsigned *core, unsigned *thread)
+{
+    TopoIds ids = topo_ids(topo, cpu_index);
+    *socket = ids.socket;
+    *core = ids.core;
+    *thread = ids.thread;
+}
+
 static void table_set_leaf1_topology(CpuidTable *t, const TopoIds *ids)
 {
     unsigned logical = MIN(ids->threads * ids->cores, 0xffu);

@@ -23,7 +23,7 @@ static void kvm_ram_failed(Error *err)
     if (runstate_get() != RUN_STATE_PRELAUNCH) {
         /* The guest would find RAM missing: stop rather than run on. */
         error_report("guest RAM: %s", err->msg);
-        qemu_system_shutdown_request(1);
+        qemu_system_exit_request(1);
     }
     pthread_mutex_lock(&ram_error_lock);
     if (!ram_error) {

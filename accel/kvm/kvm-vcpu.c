@@ -48,6 +48,9 @@ typedef struct VCPU {
     bool pause_requested;       /* guarded by control_lock */
     bool stop_requested;        /* guarded by control_lock */
     bool paused;                /* guarded by control_lock */
+    /* The thread's id (query-cpus-fast), 0 until the thread has started;
+     * guarded by control_lock. */
+    int thread_id;
     /* The guest cannot go on (it shut down, or KVM failed) until the
      * machine is reset; guarded by control_lock, cleared on resume. */
     bool halted;
@@ -376,35 +379,36 @@ static bool vcpu_handle_exit(VCPU *cpu)
                           cpu->index);
             vcpu_dump_state(cpu);
         }
-        qemu_system_reset_request();
+        qemu_system_reset_request(SHUTDOWN_CAUSE_GUEST_RESET);
         return false;
     case KVM_EXIT_SYSTEM_EVENT:
         switch (run->system_event.type) {
         case KVM_SYSTEM_EVENT_RESET:
-            qemu_system_reset_request();
+            qemu_system_reset_request(SHUTDOWN_CAUSE_GUEST_RESET);
             break;
         case KVM_SYSTEM_EVENT_CRASH:
+            /* QEMU's default panic action: a shutdown, status 0. */
             error_report("vCPU %u: guest crashed", cpu->index);
-            qemu_system_shutdown_request(1);
+            qemu_system_shutdown_request(SHUTDOWN_CAUSE_GUEST_PANIC);
             break;
         default:
-            qemu_system_shutdown_request(0);
+            qemu_system_shutdown_request(SHUTDOWN_CAUSE_GUEST_SHUTDOWN);
         }
         return false;
     case KVM_EXIT_INTERNAL_ERROR:
         vcpu_report_internal_error(cpu);
-        qemu_system_shutdown_request(1);
+        qemu_system_exit_request(1);
         return false;
     case KVM_EXIT_FAIL_ENTRY:
         error_report("vCPU %u: VM entry failed, hardware reason 0x%llx", cpu->index,
                      (unsigned long long)run->fail_entry.hardware_entry_failure_reason);
         vcpu_dump_state(cpu);
-        qemu_system_shutdown_request(1);
+        qemu_system_exit_request(1);
         return false;
     default:
         error_report("vCPU %u: unexpected KVM exit reason %u", cpu->index, run->exit_reason);
         vcpu_dump_state(cpu);
-        qemu_system_shutdown_request(1);
+        qemu_system_exit_request(1);
         return false;
     }
 }
@@ -436,6 +440,10 @@ static void *vcpu_thread(void *opaque)
 {
     VCPU *cpu = opaque;
     current_vcpu = cpu;
+    pthread_mutex_lock(&control_lock);
+    cpu->thread_id = gettid();
+    pthread_cond_broadcast(&control_cond);
+    pthread_mutex_unlock(&control_lock);
     sigset_t unblock;
     sigemptyset(&unblock);
     sigaddset(&unblock, SIG_KICK);
@@ -456,7 +464,7 @@ static void *vcpu_thread(void *opaque)
                 continue;
             }
             error_report("vCPU %u: KVM_RUN: %s", cpu->index, strerror(errno));
-            qemu_system_shutdown_request(1);
+            qemu_system_exit_request(1);
             can_go_on = false;
         } else {
             can_go_on = vcpu_handle_exit(cpu);
@@ -513,7 +521,10 @@ bool kvm_start_vcpus(Error **errp)
     pthread_sigmask(SIG_BLOCK, &block, &old);
     pthread_mutex_lock(&control_lock);
     for (unsigned i = 0; i < nvcpus; i++) {
-        vcpus[i].pause_requested = vcpus[i].stop_requested = vcpus[i].halted = false;
+        /* Paused until the machine starts (vm_start), so that -S holds
+         * them before their first instruction. */
+        vcpus[i].pause_requested = true;
+        vcpus[i].stop_requested = vcpus[i].halted = false;
     }
     pthread_mutex_unlock(&control_lock);
     for (unsigned i = 0; i < nvcpus; i++) {
@@ -571,6 +582,19 @@ void kvm_stop_vcpus(void)
                     " other=%" PRIu64 "\n", i, e->io, e->mmio, e->other);
         }
     }
+}
+
+void kvm_vcpu_info(unsigned index, KVMVcpuInfo *info)
+{
+    VCPU *cpu = &vcpus[index];
+    pthread_mutex_lock(&control_lock);
+    /* A thread just created has not written its id yet. */
+    while (cpu->thread_running && !cpu->thread_id) {
+        pthread_cond_wait(&control_cond, &control_lock);
+    }
+    info->thread_id = cpu->thread_id;
+    pthread_mutex_unlock(&control_lock);
+    cpuid_topo_position(&vcpu_topology, index, &info->socket, &info->core, &info->thread);
 }
 
 bool kvm_vcpu_exit_counts(KVMExitCounts *counts)

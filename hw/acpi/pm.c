@@ -102,7 +102,7 @@ static void pm_enter_sleep_state(unsigned slp_typ)
     case ACPI_SLP_TYP_S5:
     case ACPI_SLP_TYP_S4:
         /* Nothing survives S4 here: the guest saved its image, power off. */
-        qemu_system_shutdown_request(0);
+        qemu_system_shutdown_request(SHUTDOWN_CAUSE_GUEST_SHUTDOWN);
         break;
     case ACPI_SLP_TYP_S3:
         qemu_system_suspend_request();
@@ -194,22 +194,26 @@ static const MemoryRegionOps pm_timer_ops = {
 
 /* ---- machine interface ---- */
 
-static void acpi_pm_set_status(AcpiPMState *s, uint16_t bits)
+/* Latch status bits; with only_if_enabled, only those the guest enabled. */
+static void acpi_pm_set_status(AcpiPMState *s, uint16_t bits, bool only_if_enabled)
 {
     device_lock(&s->dev);
-    s->sts |= bits;
+    s->sts |= only_if_enabled ? bits & s->en : bits;
     pm_update_sci(s);
     device_unlock(&s->dev);
 }
 
 void acpi_pm_set_woken(AcpiPMState *pm, bool by_rtc)
 {
-    acpi_pm_set_status(pm, PM1_STS_WAK | (by_rtc ? PM1_RTC : 0));
+    acpi_pm_set_status(pm, PM1_STS_WAK | (by_rtc ? PM1_RTC : 0), false);
 }
 
+/* As QEMU 7.2 (checked with a guest polling PM1_STS): a press while the
+ * guest has not enabled the button is lost, so a guest that enables it
+ * later finds no stale press (ACPI hardware would latch it). */
 void acpi_pm_power_button(AcpiPMState *pm)
 {
-    acpi_pm_set_status(pm, PM1_PWRBTN);
+    acpi_pm_set_status(pm, PM1_PWRBTN, true);
 }
 
 bool acpi_pm_rtc_wake_enabled(AcpiPMState *pm)

@@ -348,6 +348,10 @@ static bool pc_load_boot_state(PCMachine *m, Error **errp)
     return x86_load_kernel(&boot, &m->mem, &cpu, errp) && kvm_set_boot_state(&cpu, errp);
 }
 
+static bool pc_machine_reset(void);
+static bool pc_machine_wakeup(void);
+static void pc_machine_powerdown(void);
+
 bool pc_machine_start(const MachineConfig *cfg, Error **errp)
 {
     pc.cfg = cfg;
@@ -360,6 +364,11 @@ bool pc_machine_start(const MachineConfig *cfg, Error **errp)
         .sockets = cfg->smp_sockets, .cores = cfg->smp_cores, .threads = cfg->smp_threads,
     };
     runstate_set_vcpu_stopper(kvm_request_pause_all);
+    runstate_set_machine_ops(&(MachineRunOps) {
+        .pause_vcpus = kvm_pause_all, .resume_vcpus = kvm_resume_all,
+        .reset = pc_machine_reset, .wakeup = pc_machine_wakeup,
+        .powerdown = pc_machine_powerdown,
+    });
     return kvm_create_vcpus(cfg->smp_cpus, &cfg->cpu, &topo, errp) &&
            pc_create_devices(&pc, cfg, errp) &&
            pc_load_boot_state(&pc, errp) &&
@@ -372,8 +381,10 @@ bool pc_machine_start(const MachineConfig *cfg, Error **errp)
  * What a reset and an S3 wake-up share, with every vCPU paused: devices and
  * interrupt lines to power-on state, the KVM VM created anew with the same
  * RAM, then start_cpu sets the boot CPU up. A failure ends the VMM.
+ * Whether the vCPUs run again is the run-state machine's decision
+ * (softmmu/runstate-actions.c).
  */
-static void pc_power_cycle(bool (*start_cpu)(PCMachine *m, Error **errp), const char *what)
+static bool pc_power_cycle(bool (*start_cpu)(PCMachine *m, Error **errp), const char *what)
 {
     Error *err = NULL;
     device_reset_all();
@@ -381,24 +392,15 @@ static void pc_power_cycle(bool (*start_cpu)(PCMachine *m, Error **errp), const 
     if (!kvm_reset_vm(&err) || !start_cpu(&pc, &err)) {
         error_prepend(&err, "%s failed: ", what);
         error_report_err(err);
-        qemu_system_shutdown_request(1);
-        return;
+        qemu_system_exit_request(1);
+        return false;
     }
-    runstate_set(RUN_STATE_RUNNING);
-    kvm_resume_all();
+    return true;
 }
 
-void pc_machine_reset(void)
+static bool pc_machine_reset(void)
 {
-    runstate_set(RUN_STATE_RESET);
-    kvm_pause_all();
-    pc_power_cycle(pc_load_boot_state, "reset");
-}
-
-void pc_machine_suspend(void)
-{
-    kvm_pause_all();
-    runstate_set(RUN_STATE_SUSPENDED);
+    return pc_power_cycle(pc_load_boot_state, "reset");
 }
 
 /* FACS.Firmware_Waking_Vector (ACPI 6.4, 5.2.10): real-mode address. */
@@ -430,11 +432,19 @@ static bool pc_resume_from_s3(PCMachine *m, Error **errp)
     return kvm_set_boot_state(&cpu, errp);
 }
 
-void pc_machine_wakeup(void)
+/* Only the RTC alarm wakes this machine, if the guest enabled it. */
+static bool pc_machine_wakeup(void)
 {
-    if (runstate_get() == RUN_STATE_SUSPENDED && pc.acpi_pm &&
-        acpi_pm_rtc_wake_enabled(pc.acpi_pm)) {
-        pc_power_cycle(pc_resume_from_s3, "resume from S3");
+    return pc.acpi_pm && acpi_pm_rtc_wake_enabled(pc.acpi_pm) &&
+           pc_power_cycle(pc_resume_from_s3, "resume from S3");
+}
+
+/* Without ACPI there is no power button: QEMU sends POWERDOWN all the
+ * same, and nothing follows. */
+static void pc_machine_powerdown(void)
+{
+    if (pc.acpi_pm) {
+        acpi_pm_power_button(pc.acpi_pm);
     }
 }
 

@@ -122,7 +122,7 @@ static void i8042_write_output_port(I8042State *s, uint8_t value)
         qemu_log_mask(LOG_UNIMP, "i8042: A20 gate disable ignored\n");
     }
     if (!(value & OUTPORT_RESET_LINE)) {
-        qemu_system_reset_request();
+        qemu_system_reset_request(SHUTDOWN_CAUSE_GUEST_RESET);
     }
 }
 
@@ -168,7 +168,7 @@ static void i8042_command(I8042State *s, uint8_t cmd)
         if (cmd >= CMD_PULSE_FIRST) {
             /* Lines whose bit is 0 are pulsed; only the reset line is wired. */
             if (!(cmd & OUTPORT_RESET_LINE)) {
-                qemu_system_reset_request();
+                qemu_system_reset_request(SHUTDOWN_CAUSE_GUEST_RESET);
             }
             break;
         }

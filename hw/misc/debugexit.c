@@ -24,7 +24,7 @@ static uint64_t debug_exit_read(void *opaque, uint64_t offset, unsigned size)
 
 static void debug_exit_write(void *opaque, uint64_t offset, uint64_t value, unsigned size)
 {
-    qemu_system_shutdown_request((int)((value << 1) | 1));
+    qemu_system_exit_request((int)((value << 1) | 1));
 }
 
 static const MemoryRegionOps debug_exit_ops = {

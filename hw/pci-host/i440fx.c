@@ -112,7 +112,7 @@ static void piix3_set_reset_control(PIIX3State *p, uint8_t value)
     p->reset_control = value;
     device_unlock(&p->pci.qdev);
     if (value & PIIX3_RCR_RESET_CPU) {
-        qemu_system_reset_request();
+        qemu_system_reset_request(SHUTDOWN_CAUSE_GUEST_RESET);
     }
 }
 

@@ -18,5 +18,7 @@ extern const QmpCommandInfo hmp_qmp_commands[];         /* monitor/hmp-commands.
 extern const QmpCommandInfo vm_name_qmp_commands[];     /* softmmu/vm-name.c */
 /* monitor/qmp.c: qmp_capabilities, query-version */
 extern const QmpCommandInfo qmp_server_qmp_commands[];
+extern const QmpCommandInfo runstate_qmp_commands[];    /* softmmu/runstate-qmp.c */
+extern const QmpCommandInfo kvm_qmp_commands[];         /* accel/kvm/kvm-qmp.c */
 
 #endif

@@ -24,6 +24,10 @@ bool cpuid_check_config(const CpuConfig *cpu, Error **errp);
  * packed in fields as wide as the topology needs (as the SDM's leaf 0xB
  * describes). */
 uint32_t cpuid_apic_id(const CpuTopology *topo, unsigned cpu_index);
+/* Where vCPU cpu_index sits: socket, core in it, thread in that core
+ * (numbered as QEMU's socket-id, core-id, thread-id). */
+void cpuid_topo_position(const CpuTopology *topo, unsigned cpu_index, unsigned *socket,
+                         unsigned *core, unsigned *thread);
 
 /* The CPUID table for one vCPU, built from KVM_GET_SUPPORTED_CPUID's
  * answer. g_free() the result. NULL and *errp if a requested feature is

@@ -60,9 +60,20 @@ uint32_t kvm_vcpu_apic_id(unsigned index);
 /* CPUID.1 EAX/EDX as vCPU 0 sees them (for the MP table). */
 void kvm_cpu_signature(uint32_t *eax, uint32_t *edx);
 
+/* What query-cpus-fast shows of a vCPU: the id of its thread (waits for
+ * a thread just started to record it; 0 before kvm_start_vcpus) and its
+ * place in the -smp topology. */
+typedef struct KVMVcpuInfo {
+    int thread_id;
+    unsigned socket, core, thread;
+} KVMVcpuInfo;
+void kvm_vcpu_info(unsigned index, KVMVcpuInfo *info);
+
 /* Set the boot processor's registers; the others wait for INIT/SIPI. */
 bool kvm_set_boot_state(const BootCpuState *state, Error **errp);
 
+/* Start a thread per vCPU, each paused before its first instruction until
+ * kvm_resume_all (vm_start: at once, or at cont after -S). */
 bool kvm_start_vcpus(Error **errp);
 void kvm_pause_all(void);
 /* Ask every vCPU to pause and kick it, without waiting: callable from any

@@ -92,6 +92,8 @@ typedef struct MachineConfig {
     GPtrArray *iothread_ids;    /* of char * */
 
     bool nographic, display_none, nodefaults, no_reboot;
+    bool start_paused;          /* -S: vCPUs wait for cont */
+    bool no_shutdown;           /* -no-shutdown: a guest power-off stops the VM */
     char *name;                 /* -name [guest=]NAME (NULL: none) */
     char *process_name;         /* -name process=PNAME (NULL: keep ours) */
     bool debug_threads;         /* -name debug-threads=on: QEMU's thread names */

@@ -1,24 +1,50 @@
 /*
  * Run states and the requests that change them. Requests may be made from
- * any thread (a vCPU inside a device handler, a signal, the console); the
- * I/O thread carries them out with every vCPU paused.
+ * any thread (a vCPU inside a device handler, a signal, the console, a
+ * monitor command); the I/O thread carries them out with every vCPU paused
+ * (runstate_main_loop_should_exit), sending QMP's events as QEMU 7.2 does.
  */
 #ifndef SYSEMU_RUNSTATE_H
 #define SYSEMU_RUNSTATE_H
 
 #include <stdbool.h>
+#include "qemu/error.h"
 
+/* The states query-status reports, under QEMU's names (runstate_name). */
 typedef enum RunState {
-    RUN_STATE_PRELAUNCH,
+    RUN_STATE_PRELAUNCH,    /* built, not started yet (-S, or reset while stopped) */
     RUN_STATE_RUNNING,
-    RUN_STATE_PAUSED,
-    RUN_STATE_RESET,
-    RUN_STATE_SHUTDOWN,
+    RUN_STATE_PAUSED,       /* stopped by the user (stop) */
+    RUN_STATE_SHUTDOWN,     /* the guest powered off under -no-shutdown */
     RUN_STATE_SUSPENDED,    /* ACPI S3: vCPUs stopped until a wake-up event */
 } RunState;
 
 RunState runstate_get(void);
 void runstate_set(RunState state);
+/* "prelaunch", "running", ...: QMP's RunState names. */
+const char *runstate_name(RunState state);
+bool runstate_is_running(void);
+
+/*
+ * Why the machine shuts down or resets: the "reason" of QMP's SHUTDOWN and
+ * RESET events (QEMU's ShutdownCause), and whether the guest asked for it
+ * (their "guest" member).
+ */
+typedef enum ShutdownCause {
+    SHUTDOWN_CAUSE_NONE,            /* an exit QEMU takes without an event */
+    SHUTDOWN_CAUSE_HOST_ERROR,      /* the VMM cannot go on */
+    SHUTDOWN_CAUSE_HOST_QMP_QUIT,
+    SHUTDOWN_CAUSE_HOST_QMP_SYSTEM_RESET,
+    SHUTDOWN_CAUSE_HOST_SIGNAL,     /* SIGINT, SIGTERM, SIGHUP */
+    SHUTDOWN_CAUSE_HOST_UI,
+    SHUTDOWN_CAUSE_GUEST_SHUTDOWN,  /* ACPI S5 (or S4), KVM's shutdown event */
+    SHUTDOWN_CAUSE_GUEST_RESET,     /* keyboard controller, 0xcf9, triple fault */
+    SHUTDOWN_CAUSE_GUEST_PANIC,
+} ShutdownCause;
+
+/* "host-qmp-quit", "guest-reset"...: as QMP spells the reason. */
+const char *shutdown_cause_name(ShutdownCause cause);
+bool shutdown_cause_is_guest(ShutdownCause cause);
 
 /* Called (from the requesting thread) on every reset, shutdown or suspend
  * request, to make every vCPU stop running guest code before the I/O
@@ -27,15 +53,23 @@ void runstate_set(RunState state);
  * block. */
 void runstate_set_vcpu_stopper(void (*stop)(void));
 
-/* -no-reboot: a guest reset request shuts down with status 0 instead. */
+/* -no-reboot: a reset request (guest's or system_reset) shuts down with
+ * the reset's cause instead. */
 void runstate_set_no_reboot(bool no_reboot);
 
-/* The guest asked for a reset (keyboard controller, triple fault...). */
-void qemu_system_reset_request(void);
-/* Power off, or an exit with a given status (isa-debug-exit, Ctrl-a x,
- * SIGTERM...). Of several requests before the main loop takes them, the
- * first one's status wins. */
-void qemu_system_shutdown_request(int exit_status);
+/* Reset the machine (the guest's keyboard controller, system_reset...). */
+void qemu_system_reset_request(ShutdownCause cause);
+/* Power off: SHUTDOWN event, exit status 0 (or a stop under
+ * -no-shutdown). Of several shutdown or exit requests before the main
+ * loop takes them, the first one wins. */
+void qemu_system_shutdown_request(ShutdownCause cause);
+/* Exit with exit_status, without a SHUTDOWN event and whatever
+ * -no-shutdown says: where QEMU calls exit() (isa-debug-exit, Ctrl-a x)
+ * and where the VMM cannot go on. */
+void qemu_system_exit_request(int exit_status);
+/* The ACPI power button (system_powerdown): a POWERDOWN event, then the
+ * machine's powerdown hook. The guest decides what follows. */
+void qemu_system_powerdown_request(void);
 
 /* The guest entered ACPI S3 (suspend to RAM); it must not run on. */
 void qemu_system_suspend_request(void);
@@ -43,10 +77,53 @@ void qemu_system_suspend_request(void);
  * machine whose guest enabled that event, and means nothing otherwise. */
 void qemu_system_wakeup_request(void);
 
-/* For the main loop: take (and clear) pending requests; false if none. */
-bool runstate_take_reset_request(void);
-bool runstate_take_shutdown_request(int *exit_status);
+/* Take (and clear) pending requests; false if none. cause and
+ * exit_status may be NULL. */
+bool runstate_take_reset_request(ShutdownCause *cause);
+bool runstate_take_shutdown_request(ShutdownCause *cause, int *exit_status);
+bool runstate_take_powerdown_request(void);
 bool runstate_take_suspend_request(void);
 bool runstate_take_wakeup_request(void);
+
+/* ---- the I/O thread's side (softmmu/runstate-actions.c) ---- */
+
+/* What the run-state machine asks of the machine, on the I/O thread. */
+typedef struct MachineRunOps {
+    /* Stop the world: returns once no vCPU runs guest code or is inside a
+     * device handler. */
+    void (*pause_vcpus)(void);
+    /* Let the vCPUs run again (also those that stopped running the guest
+     * until a reset). */
+    void (*resume_vcpus)(void);
+    /* With every vCPU paused: devices and vCPUs to power-on state, kernel
+     * reloaded. False if that failed (reported, exit requested). */
+    bool (*reset)(void);
+    /* With every vCPU paused and the machine suspended: resume from S3 if
+     * the guest enabled the wake-up event that happened; false if it did
+     * not (the machine stays suspended) or it failed (exit requested). */
+    bool (*wakeup)(void);
+    /* Press the ACPI power button. */
+    void (*powerdown)(void);
+} MachineRunOps;
+
+/* Install the machine's hooks (NULL members: nothing to do). */
+void runstate_set_machine_ops(const MachineRunOps *ops);
+
+/* -no-shutdown: a shutdown stops the machine in RUN_STATE_SHUTDOWN
+ * instead of exiting, except for quit and a signal (as QEMU). */
+void runstate_set_no_shutdown(bool no_shutdown);
+
+/* QEMU's vm_stop(): if running, pause every vCPU, enter state and send
+ * STOP; otherwise nothing changes. */
+void vm_stop(RunState state);
+/* QEMU's vm_start(): if not running, RESUME, RUNNING, vCPUs resumed. */
+void vm_start(void);
+/* What the cont command may do: refused after a shutdown until a reset,
+ * nothing while suspended (a wake-up event resumes), else vm_start. */
+bool vm_cont(Error **errp);
+
+/* The main loop's question between iterations: act on every pending
+ * request; true, with the VMM's exit status, when it must exit. */
+bool runstate_main_loop_should_exit(int *exit_status);
 
 #endif

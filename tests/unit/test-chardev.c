@@ -339,7 +339,8 @@ static void test_mon_stdio_escapes(void)
     Frontend f = { g_string_new(NULL), 100 };
     chardev_set_handlers(chr, frontend_can_read, frontend_read, &f);
     int status = -1;
-    g_assert_false(runstate_take_shutdown_request(&status));
+    ShutdownCause cause = SHUTDOWN_CAUSE_HOST_SIGNAL;
+    g_assert_false(runstate_take_shutdown_request(&cause, &status));
 
     /* C-a C-a is a literal C-a, unknown escapes vanish, C-a h prints
      * QEMU's help on the console, C-a c with no monitor on the
@@ -354,7 +355,7 @@ static void test_mon_stdio_escapes(void)
                              "C-a x    exit emulator\n\r"
                              "C-a c    switch between console and monitor\n\r"
                              "C-a C-a  sends C-a\n\r");
-    g_assert_false(runstate_take_shutdown_request(&status));
+    g_assert_false(runstate_take_shutdown_request(&cause, &status));
 
     /* An escape split across two reads still works; C-a x says so on the
      * console as QEMU does. */
@@ -363,11 +364,13 @@ static void test_mon_stdio_escapes(void)
     type_input(&p, "x");
     run_ready_sources();
     g_assert_cmpstr(f.got->str, ==, "a\x01" "bcde");
-    g_assert_true(runstate_take_shutdown_request(&status));
+    g_assert_true(runstate_take_shutdown_request(&cause, &status));
     g_assert_cmpint(status, ==, 0);
     n = read_available(p.stdout_reader, (uint8_t *)out, sizeof(out) - 1);
     out[n] = 0;
     g_assert_cmpstr(out, ==, "QEMU: Terminated\n\r");
+    /* QEMU exits there and then: no SHUTDOWN event. */
+    g_assert_cmpint(cause, ==, SHUTDOWN_CAUSE_NONE);
 
     g_string_free(f.got, TRUE);
     stdio_pipes_close(chr, &p);
@@ -429,11 +432,12 @@ static void test_stdio_passes_ctrl_a(void)
     Frontend f = { g_string_new(NULL), 100 };
     chardev_set_handlers(chr, frontend_can_read, frontend_read, &f);
     int status;
+    ShutdownCause cause;
 
     type_input(&p, "\x01x");
     run_ready_sources();
     g_assert_cmpstr(f.got->str, ==, "\x01x");
-    g_assert_false(runstate_take_shutdown_request(&status));
+    g_assert_false(runstate_take_shutdown_request(&cause, &status));
 
     g_string_free(f.got, TRUE);
     stdio_pipes_close(chr, &p);

@@ -26,7 +26,10 @@
 static int take_exit_status(void)
 {
     int status = -1;
-    g_assert_true(runstate_take_shutdown_request(&status));
+    ShutdownCause cause = SHUTDOWN_CAUSE_HOST_SIGNAL;
+    g_assert_true(runstate_take_shutdown_request(&cause, &status));
+    /* QEMU's isa-debug-exit calls exit(): no SHUTDOWN event. */
+    g_assert_cmpint(cause, ==, SHUTDOWN_CAUSE_NONE);
     return status;
 }
 
@@ -35,7 +38,7 @@ static void test_debug_exit(void)
     Error *err = NULL;
     g_assert_true(isa_debug_exit_new(0xf4, 4, &err));
     g_assert_null(err);
-    g_assert_false(runstate_take_shutdown_request(NULL));
+    g_assert_false(runstate_take_shutdown_request(NULL, NULL));
 
     outb(0xf4, 5);
     g_assert_cmpint(take_exit_status(), ==, 11);
@@ -50,7 +53,7 @@ static void test_debug_exit(void)
     value = 0xffffffff;
     g_assert_cmpint(address_space_read(address_space_io, 0xf4, &value, 4), ==, MEMTX_OK);
     g_assert_cmphex(value, ==, 0);
-    g_assert_false(runstate_take_shutdown_request(NULL));
+    g_assert_false(runstate_take_shutdown_request(NULL, NULL));
 }
 
 static void test_debug_exit_default_port(void)
@@ -63,7 +66,7 @@ static void test_debug_exit_default_port(void)
     /* Just past the range: nothing there. */
     uint8_t one = 1;
     g_assert_cmpint(address_space_write(address_space_io, 0x503, &one, 1), ==, MEMTX_UNASSIGNED);
-    g_assert_false(runstate_take_shutdown_request(NULL));
+    g_assert_false(runstate_take_shutdown_request(NULL, NULL));
 }
 
 static void test_debug_exit_bad_config(void)
@@ -184,23 +187,25 @@ static void test_i8042_no_devices(void)
 
 static void test_i8042_reset_line(void)
 {
-    g_assert_false(runstate_take_reset_request());
+    g_assert_false(runstate_take_reset_request(NULL));
     /* Pulsing lines other than the reset line does nothing. */
     outb(I8042_CMD_PORT, 0xff);
     outb(I8042_CMD_PORT, 0xf1);
-    g_assert_false(runstate_take_reset_request());
+    g_assert_false(runstate_take_reset_request(NULL));
     outb(I8042_CMD_PORT, 0xfe);
-    g_assert_true(runstate_take_reset_request());
+    ShutdownCause cause = SHUTDOWN_CAUSE_NONE;
+    g_assert_true(runstate_take_reset_request(&cause));
+    g_assert_cmpint(cause, ==, SHUTDOWN_CAUSE_GUEST_RESET);
 
     /* Writing the output port with the reset bit low resets as well. */
     g_assert_cmphex(i8042_command_result(0xd0) & 0x03, ==, 0x03);
     outb(I8042_CMD_PORT, 0xd1);
     outb(I8042_DATA_PORT, 0x03);
-    g_assert_false(runstate_take_reset_request());
+    g_assert_false(runstate_take_reset_request(NULL));
     outb(I8042_CMD_PORT, 0xd1);
     outb(I8042_DATA_PORT, 0x02);
-    g_assert_true(runstate_take_reset_request());
-    g_assert_false(runstate_take_shutdown_request(NULL));
+    g_assert_true(runstate_take_reset_request(NULL));
+    g_assert_false(runstate_take_shutdown_request(NULL, NULL));
 }
 
 int main(int argc, char **argv)

@@ -1034,13 +1034,15 @@ static void test_i440fx(void)
     g_assert_cmphex(io_read(0xcfa, 2), ==, 0xffff);
 
     /* Reset control at 0xcf9 (byte wide; leaves the latch alone). */
-    g_assert_false(runstate_take_reset_request());
+    g_assert_false(runstate_take_reset_request(NULL));
     g_assert_cmphex(io_read(0xcf9, 1), ==, 0);
     io_write(0xcf9, PIIX3_RCR_SYSTEM_RESET, 1);
-    g_assert_false(runstate_take_reset_request());
+    g_assert_false(runstate_take_reset_request(NULL));
     g_assert_cmphex(io_read(0xcf9, 1), ==, PIIX3_RCR_SYSTEM_RESET);
     io_write(0xcf9, PIIX3_RCR_SYSTEM_RESET | PIIX3_RCR_RESET_CPU, 1);
-    g_assert_true(runstate_take_reset_request());
+    ShutdownCause cause = SHUTDOWN_CAUSE_NONE;
+    g_assert_true(runstate_take_reset_request(&cause));
+    g_assert_cmpint(cause, ==, SHUTDOWN_CAUSE_GUEST_RESET);
     g_assert_cmphex(io_read(0xcf9, 1), ==, 0x06);
     g_assert_cmphex(io_read(0xcf8, 4), ==, conf1_address(0, PIIX3_DEVFN, 0));
 
@@ -1058,7 +1060,7 @@ static void test_i440fx(void)
     g_assert_cmphex(io_read(0xcf8, 4), ==, 0);
     g_assert_cmphex(io_read(0xcf9, 1), ==, 0);
     g_assert_cmphex(pci_bus_config_read(bus, PIIX3_DEVFN, 0x60, 4), ==, 0x80808080);
-    g_assert_false(runstate_take_reset_request());
+    g_assert_false(runstate_take_reset_request(NULL));
 }
 
 int main(int argc, char **argv)

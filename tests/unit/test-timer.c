@@ -320,25 +320,26 @@ static QEMUTimer *shutdown_timer;
 /* The shutdown is armed by the reset handler: on a loaded machine two
  * timers armed up front can fall due in one dispatch, and the main loop,
  * which rightly looks at a shutdown first, would never see the reset. */
-static void count_reset(void)
+static bool count_reset(void)
 {
     resets_seen++;
     timer_mod(shutdown_timer, clock_get_ns() + 1 * MS);
+    return true;
 }
 
 static void request_reset(void *opaque)
 {
-    qemu_system_reset_request();
+    qemu_system_reset_request(SHUTDOWN_CAUSE_GUEST_RESET);
 }
 
 static void request_shutdown(void *opaque)
 {
-    qemu_system_shutdown_request(GPOINTER_TO_INT(opaque));
+    qemu_system_exit_request(GPOINTER_TO_INT(opaque));
 }
 
 static void test_main_loop_reset_then_shutdown(void)
 {
-    main_loop_set_request_handlers(&(MachineRequestHandlers) { .reset = count_reset });
+    runstate_set_machine_ops(&(MachineRunOps) { .reset = count_reset });
     QEMUTimer *reset = timer_new(request_reset, NULL);
     shutdown_timer = timer_new(request_shutdown, GINT_TO_POINTER(7));
     timer_mod(reset, clock_get_ns() + 1 * MS);

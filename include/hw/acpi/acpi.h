@@ -70,8 +70,8 @@ AcpiPMState *acpi_pm_new(Error **errp);
 /* Resume from S3: set PM1_STS.WAK_STS, and RTC_STS when woken by the RTC
  * alarm, as the guest's wake-up code expects to find them. */
 void acpi_pm_set_woken(AcpiPMState *pm, bool by_rtc);
-/* Press the power button: PM1_STS.PWRBTN_STS, an SCI if the guest enabled
- * PWRBTN_EN (what QEMU's system_powerdown does). */
+/* Press the power button (system_powerdown): if the guest enabled
+ * PWRBTN_EN, PM1_STS.PWRBTN_STS and an SCI; else nothing, as QEMU. */
 void acpi_pm_power_button(AcpiPMState *pm);
 /* Whether the guest enabled the RTC alarm as a wake event (PM1_EN.RTC_EN). */
 bool acpi_pm_rtc_wake_enabled(AcpiPMState *pm);

@@ -15,17 +15,9 @@
 #define PC_LOWMEM_SPLIT     0xc0000000ULL
 #define PC_HIGHMEM_START    0x100000000ULL
 
-/* Build the machine and start its vCPUs. */
+/* Build the machine, with its vCPUs paused until vm_start, and install
+ * its run-state hooks (reset, S3 wake-up, power button: MachineRunOps). */
 bool pc_machine_start(const MachineConfig *cfg, Error **errp);
-/* Reset: every vCPU and device back to power-on state, kernel reloaded.
- * Runs on the I/O thread. */
-void pc_machine_reset(void);
-/* ACPI S3: stop every vCPU and keep all state. Runs on the I/O thread. */
-void pc_machine_suspend(void);
-/* A wake-up event: if suspended and the guest enabled RTC wake-up, reset
- * the devices and vCPUs as the power cycle would, and start the boot CPU
- * at the FACS waking vector in real mode, where firmware would jump. */
-void pc_machine_wakeup(void);
 /* Stop the vCPUs and flush the serial backends (at exit). */
 void pc_machine_stop(void);
 

@@ -49,6 +49,8 @@
  * With "reboot" it resets the machine through the keyboard controller the
  * first time (marking CMOS byte 0x40, which survives a reset) and prints
  * "tiny: second boot" the next time.
+ * With "count", "powerbutton" or "poweroff" it runs the run-state tests'
+ * guests (runstate.c has what they print).
  * With "exit=N" it ends by writing N to isa-debug-exit at port 0xf4, so the
  * VMM exits with status (N << 1) | 1; otherwise it halts.
  */
@@ -727,13 +729,12 @@ static int bytes_equal(const void *a, const char *b, unsigned n)
     return 1;
 }
 
-static uint32_t rd32(uint32_t addr)
+uint32_t rd32(uint32_t addr)
 {
     return *(volatile uint32_t *)addr;
 }
 
-/* The FADT through the RSDP (in the BIOS area) and the RSDT, or 0. */
-static uint32_t find_fadt(void)
+uint32_t find_fadt(void)
 {
     for (uint32_t rsdp = 0xe0000; rsdp < 0x100000; rsdp += 16) {
         if (!bytes_equal((void *)rsdp, "RSD PTR ", 8)) {
@@ -877,6 +878,12 @@ void tiny_main(uint32_t magic, const struct multiboot_info *info)
     const char *hammer = cmdline_find(cmdline, "hammer");
     if (pmbench && *pmbench == '=') {
         run_pmbench(pmbench + 1, hammer && *hammer == '=' ? hammer + 1 : 0);
+    }
+    if (cmdline_find(cmdline, "poweroff")) {
+        power_off();
+    }
+    if (cmdline_find(cmdline, "count")) {
+        run_count(cmdline_find(cmdline, "powerbutton") != 0);
     }
     const char *exit = cmdline_find(cmdline, "exit");
     if (exit && *exit == '=') {

@@ -72,7 +72,13 @@ void put_dec(uint32_t v);
 const char *cmdline_find(const char *cmdline, const char *key);
 /* CONFIG_ADDRESS of a register of function 0 of a slot on bus 0. */
 uint32_t pci_config_address(unsigned slot, unsigned offset);
+uint32_t rd32(uint32_t addr);
+/* The FADT through the RSDP (in the BIOS area) and the RSDT, or 0. */
+uint32_t find_fadt(void);
 /* irqfd.c */
 void run_irqfd(void);
+/* runstate.c */
+void run_count(int answer_power_button);
+void power_off(void);
 
 #endif

@@ -316,5 +316,9 @@ QEMUDevice *ide_drive_attach(PIIXIDEState *s, int bus, int unit, IDEDriveKind ki
     } else {
         device_init(&u->qdev, "ide-hd", "ide-hd");
     }
+    if (drive) {
+        /* A CD-ROM's medium is the monitor's to change (atapi-media.c). */
+        drive_info_attach(drive, &u->qdev, u->is_cd ? &atapi_medium_ops : NULL, u);
+    }
     return &u->qdev;
 }

@@ -32,6 +32,7 @@ static const QmpCommandInfo introspection_commands[] = {
 
 const QmpCommandInfo *const qmp_command_tables[] = {
     introspection_commands,
+    block_qmp_commands,
 };
 
 const size_t qmp_command_tables_count = G_N_ELEMENTS(qmp_command_tables);

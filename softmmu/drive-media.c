@@ -87,7 +87,7 @@ static BlockBackend *open_medium(DriveInfo *drive, const char *filename, const c
 }
 
 bool drive_change_medium(DriveInfo *drive, const char *filename, const char *format,
-                         DriveReadOnlyMode ro_mode, Error **errp)
+                         DriveReadOnlyMode ro_mode, bool force, Error **errp)
 {
     if (!drive_is_removable(drive, errp)) {
         return false;
@@ -96,7 +96,7 @@ bool drive_change_medium(DriveInfo *drive, const char *filename, const char *for
     if (!blk) {
         return false;
     }
-    if (!open_tray(drive, false, errp)) {
+    if (!open_tray(drive, force, errp)) {
         blk_unref(blk);
         return false;
     }

@@ -9,4 +9,6 @@
 
 #include "monitor/qmp.h"
 
+extern const QmpCommandInfo block_qmp_commands[];
+
 #endif

@@ -92,8 +92,9 @@ typedef enum DriveReadOnlyMode {
     DRIVE_RO_READ_ONLY,
     DRIVE_RO_READ_WRITE,
 } DriveReadOnlyMode;
-/* format: NULL (probe, with QEMU's warning for raw) or "raw". */
+/* format: NULL (probe, with QEMU's warning for raw) or "raw"; force:
+ * open a locked tray, as eject's force. */
 bool drive_change_medium(DriveInfo *drive, const char *filename, const char *format,
-                         DriveReadOnlyMode ro_mode, Error **errp);
+                         DriveReadOnlyMode ro_mode, bool force, Error **errp);
 
 #endif

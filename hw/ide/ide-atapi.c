@@ -310,8 +310,9 @@ static void atapi_read(IDEUnit *u, uint32_t lba, uint32_t blocks)
 
 static uint32_t atapi_request_sense(IDEUnit *u, uint8_t *buf)
 {
-    if (u->unit_attention) {
-        /* REQUEST SENSE reports a pending unit attention and clears it. */
+    if (u->unit_attention && u->sense_key == 0) {
+        /* REQUEST SENSE reports a pending unit attention and clears it,
+         * after the sense of a command that failed before it. */
         u->unit_attention = false;
         u->sense_key = SENSE_UNIT_ATTENTION;
         u->asc = ASC_MEDIUM_MAY_HAVE_CHANGED;

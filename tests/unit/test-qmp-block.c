@@ -347,6 +347,11 @@ static void test_change_during_read(void)
 {
     uint8_t cdb[12] = { 0x28, 0, 0, 0, 0, 0, 0, CD2_BLOCKS >> 8, CD2_BLOCKS & 0xff };
     static uint8_t buf[CD2_BLOCKS * 2048];
+    g_autofree char *args = g_strdup_printf("{\"device\": \"ide1-cd0\", \"filename\": \"%s\", "
+                                            "\"format\": \"raw\"}", cd2_path);
+    json_node_unref(qmp_ok("blockdev-change-medium", args));
+    test_unit_ready(0);                 /* takes the unit attention */
+    g_assert_cmphex(test_unit_ready(0) & ST_ERR, ==, 0);
     select_unit(SECONDARY, 0);
     outb(SECONDARY + REG_FEATURE, 0);
     outb(SECONDARY + REG_LBAM, 0xfe);
@@ -357,8 +362,6 @@ static void test_change_during_read(void)
     /* The first DRQ block is there: the drive holds the first buffer. */
     g_assert_cmphex(wait_idle(SECONDARY) & ST_DRQ, ==, ST_DRQ);
 
-    g_autofree char *args = g_strdup_printf("{\"device\": \"ide1-cd0\", \"filename\": \"%s\", "
-                                            "\"format\": \"raw\"}", cd2_path);
     json_node_unref(qmp_ok("blockdev-change-medium", args));
 
     uint8_t status;

@@ -46,6 +46,8 @@
  * uart 0x2f8 present"), told by its scratch register keeping a value.
  * With "irqfd" it takes pdl-testdev's MSI-X vector on irqfd through
  * masking and unmasking (irqfd.c has what it prints), before "reboot".
+ * With "cdrom" it watches the secondary master CD-ROM through a media
+ * change (cdrom.c has what it prints).
  * With "reboot" it resets the machine through the keyboard controller the
  * first time (marking CMOS byte 0x40, which survives a reset) and prints
  * "tiny: second boot" the next time.
@@ -847,6 +849,9 @@ void tiny_main(uint32_t magic, const struct multiboot_info *info)
     }
     if (cmdline_find(cmdline, "irqfd")) {
         run_irqfd();
+    }
+    if (cmdline_find(cmdline, "cdrom")) {
+        run_cdrom();
     }
     if (cmdline_find(cmdline, "reboot")) {
         reboot_once();

@@ -120,12 +120,15 @@ class Machine:
 
 
 @pytest.fixture
-def machine(kind, our_vmm, tmp_path):
-    """machine(args): a started VMM; the reference falls back to TCG."""
+def machine(kind, our_vmm, tiny_kernels, tmp_path):
+    """machine(args, append): a started VMM with the tiny guest (ours boots
+    only a -kernel; under -S it never runs); the reference falls back to
+    TCG."""
     started = []
 
-    def start(args):
+    def start(args, append="hello"):
         vmm = vmm_paths(our_vmm)[kind]
+        args = args + ["-kernel", str(tiny_kernels / "tiny.elf"), "-append", append]
         try:
             m = Machine(vmm, tmp_path, args)
         except RuntimeError:
@@ -253,9 +256,8 @@ def test_empty_cdrom_takes_a_disc(machine, images):
     assert entry(m.qmp.cmd("query-block"), "ide1-cd0")["inserted"]["file"] == images["cd1.iso"]
 
 
-def test_guest_sees_media_change(machine, images, tiny_kernels):
-    m = machine(drives_args(images) + ["-kernel", str(tiny_kernels / "tiny.elf"),
-                                       "-append", "cdrom"])
+def test_guest_sees_media_change(machine, images):
+    m = machine(drives_args(images), append="cdrom")
     m.wait_serial("tiny: cd locked")
     assert "tiny: cd ready blocks=1024\ntiny: cd read ok" in m.serial.read_text()
     cd_stats = entry(m.qmp.cmd("query-blockstats"), "ide1-cd0")["stats"]

@@ -33,8 +33,12 @@ GUEST = (
 def qmp_script(port):
     change = ('{"execute":"blockdev-change-medium","arguments":{"device":"ide1-cd0",'
               '"filename":"\'"$BENCH_FILES/two.iso"\'","format":"raw"}}')
-    return (f"(printf '%s\\n' '{{\"execute\":\"qmp_capabilities\"}}' '{change}'; sleep 3) "
-            f"| nc 127.0.0.1 {port} | sed 's/^/qmp: /'\n")
+    # L1's loopback may be down: QMP is the only thing on it here.
+    return ("ip link set lo up\n"
+            f"(printf '%s\\n' '{{\"execute\":\"qmp_capabilities\"}}' '{change}'; sleep 3) "
+            f"| nc 127.0.0.1 {port} > \"$WORK/qmp.out\" 2>&1\n"
+            "echo nc-rc=$?\n"
+            "sed 's/^/qmp: /' \"$WORK/qmp.out\"\n")
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +79,11 @@ def test_sr_sees_the_new_disc(runs, isos, kind):
     if f"{kind}_change" not in runs:
         pytest.skip("Debian's qemu-system-x86 is not installed")
     outcome = runs[f"{kind}_change"]
-    g = expect_guest(outcome, "cd", exit_status=0, contains=["^first=one$", "^second=two$"])
+    try:
+        g = expect_guest(outcome, "cd", exit_status=0,
+                         contains=["^first=one$", "^second=two$"])
+    except AssertionError as e:
+        raise AssertionError(f"{e}\n--- L1 script output ---\n{outcome.output}") from None
     size = int(g.log.split("cd-size=")[1].split()[0]) * 512
     assert size == isos["two"].stat().st_size, g.log
     qmp = "\n".join(line for line in outcome.output.splitlines() if line.startswith("qmp: "))

@@ -23,12 +23,12 @@ bool atapi_has_medium(const IDEUnit *u)
     return u->blk != NULL && !u->tray_open;
 }
 
-/* QEMU's DEVICE_TRAY_MOVED: the drive's id ("" without one) and the
- * device's. Sent under the channel lock: qmp_event_send never blocks. */
+/* QEMU's DEVICE_TRAY_MOVED: the drive's id ("" for an anonymous one) and
+ * the device's. Sent under the channel lock: qmp_event_send never blocks. */
 static void send_tray_moved(const IDEUnit *u)
 {
     JsonObject *data = json_object_new();
-    json_object_set_string_member(data, "device", u->drive ? u->drive->cfg->id : "");
+    json_object_set_string_member(data, "device", u->drive->cfg->id);
     json_object_set_boolean_member(data, "tray-open", u->tray_open);
     json_object_set_string_member(data, "id", u->qdev.id);
     qmp_event_send("DEVICE_TRAY_MOVED", data);

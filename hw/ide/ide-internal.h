@@ -88,7 +88,7 @@ struct IDEUnit {
     int index;                  /* 0 master, 1 slave */
     bool present;
     bool is_cd;
-    DriveInfo *drive;           /* NULL: no drive (an empty CD-ROM) */
+    DriveInfo *drive;           /* set once attached (an anonymous one for ide-cd without drive=) */
     BlockBackend *blk;          /* drive->blk, or NULL */
     uint64_t sectors;           /* 512-byte sectors */
     char model[41], serial[21], firmware[9];

@@ -44,6 +44,7 @@ typedef struct DriveInfo {
     bool in_use;                /* a device has it */
     BlockAcct *acct;            /* the drive's I/O counters, across media */
     QEMUDevice *dev;            /* the device that has it (drive_info_attach) */
+    bool anonymous;             /* made for a device without drive= (owns cfg) */
     const DriveMediumOps *medium_ops;   /* NULL: not removable */
     void *medium_opaque;
 } DriveInfo;
@@ -69,6 +70,13 @@ bool drive_info_claim(DriveInfo *drive, Error **errp);
  * with the -drive option as written.
  */
 bool drives_create_devices(DriveInterface interface, const DeviceBuses *buses, Error **errp);
+/*
+ * A drive for a device given without drive= that still has a medium slot
+ * (an empty ide-cd), as QEMU gives it an anonymous backend: id "" (never
+ * found by name: the monitor names it by its device's id), default
+ * options, listed after the command line's. Main thread, machine build.
+ */
+DriveInfo *drive_info_new_anonymous(DriveMedia media);
 /* The device that took the drive, and its medium ops (NULL: a fixed
  * disk). Main thread, while the machine is built. */
 void drive_info_attach(DriveInfo *drive, QEMUDevice *dev, const DriveMediumOps *ops,

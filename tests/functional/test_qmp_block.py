@@ -282,3 +282,22 @@ def test_guest_sees_media_change(machine, images):
     assert "tiny: cd new medium attention=1" in m.serial.read_text()
     after = entry(m.qmp.cmd("query-blockstats"), "ide1-cd0")["stats"]
     assert after["rd_operations"] >= cd_stats["rd_operations"]   # the drive's, across discs
+
+
+def test_cdrom_without_drive_is_named_by_its_id(machine, images):
+    # -device ide-cd without drive=: QEMU's anonymous drive, device "".
+    m = machine(["-S", "-device", "ide-cd,id=cdx,bus=ide.1"])
+    blocks = m.qmp.cmd("query-block")
+    assert [(b["device"], b["qdev"], b["tray_open"], "inserted" in b) for b in blocks] == [
+        ("", "cdx", False, False)]
+    with pytest.raises(QMPError) as exc:
+        m.qmp.cmd("eject", device="")
+    assert (exc.value.error_class, exc.value.desc) == ("DeviceNotFound", "Device '' not found")
+    assert m.qmp.cmd("blockdev-change-medium", id="cdx", filename=images["cd2.iso"],
+                     format="raw") == {}
+    moved = [m.qmp.wait_event("DEVICE_TRAY_MOVED", timeout=10)["data"] for _ in range(2)]
+    assert moved == [{"device": "", "tray-open": True, "id": "cdx"},
+                     {"device": "", "tray-open": False, "id": "cdx"}]
+    stats = m.qmp.cmd("query-blockstats")
+    assert [(s["device"], s["qdev"], s["node-name"].startswith("#block")) for s in stats] == [
+        ("", "cdx", True)]

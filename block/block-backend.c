@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "block-internal.h"
+#include "monitor/qmp.h"
 #include "qemu/bh.h"
 #include "qemu/main-loop.h"
 
@@ -20,6 +21,8 @@
 
 struct BlockBackend {
     char *name;
+    char *node_name;                /* QEMU's automatic "#blockNNN" */
+    BlockAcct *acct;                /* the drive's counters (shared across media) */
     BlockFile file;
     DriveCacheFlags cache;
     DriveAioMode aio;
@@ -60,11 +63,42 @@ static void request_free(BlockRequest *req)
     g_free(req);
 }
 
-/* The end of every request: the device's callback, then the count a drain
- * waits for. On the drive's context. */
+/*
+ * BLOCK_IO_ERROR, as QEMU sends it for werror/rerror=report too (the only
+ * action here): the host refused a request that reached it. Before the
+ * device hears of it, so a management tool sees the event no later than
+ * the guest sees the error.
+ */
+static void send_io_error_event(const BlockRequest *req, int ret)
+{
+    JsonObject *data = json_object_new();
+    json_object_set_string_member(data, "device", req->blk->name);
+    json_object_set_string_member(data, "node-name", req->blk->node_name);
+    json_object_set_string_member(data, "operation",
+                                  req->acct_type == BLOCK_ACCT_READ ? "read" : "write");
+    json_object_set_string_member(data, "action", "report");
+    json_object_set_boolean_member(data, "nospace", ret == -ENOSPC);
+    json_object_set_string_member(data, "reason", g_strerror(-ret));
+    qmp_event_send("BLOCK_IO_ERROR", data);
+}
+
+static void request_account(const BlockRequest *req, int ret)
+{
+    BlockAcctOutcome outcome = req->invalid ? BLOCK_ACCT_INVALID
+                               : ret < 0 ? BLOCK_ACCT_FAILED : BLOCK_ACCT_DONE;
+    block_acct_done(req->blk->acct, req->acct_type, outcome, req->offset, req->bytes,
+                    req->start_ns);
+    if (outcome == BLOCK_ACCT_FAILED) {
+        send_io_error_event(req, ret);
+    }
+}
+
+/* The end of every request: accounting, the device's callback, then the
+ * count a drain waits for. On the drive's context. */
 static void request_complete(BlockRequest *req, int ret)
 {
     BlockBackend *blk = req->blk;
+    request_account(req, ret);
     req->cb(req->opaque, ret);
     request_free(req);
     if (atomic_fetch_sub(&blk->in_flight, 1) == 1) {
@@ -86,6 +120,14 @@ static void early_done_bh(void *opaque)
         }
         request_complete(req, req->ret);
     }
+}
+
+/* A request refused before the host saw it: completes like the others,
+ * counts as invalid. */
+static void request_refuse(BlockRequest *req, int ret)
+{
+    req->invalid = ret < 0;
+    block_request_fail(req, ret);
 }
 
 void block_request_fail(BlockRequest *req, int ret)
@@ -179,13 +221,28 @@ void blk_io_unplug(BlockBackend *blk)
     }
 }
 
+static BlockAcctType acct_type_of(BlockOp op)
+{
+    switch (op) {
+    case BLOCK_OP_READ:
+        return BLOCK_ACCT_READ;
+    case BLOCK_OP_FLUSH:
+        return BLOCK_ACCT_FLUSH;
+    case BLOCK_OP_DISCARD:
+        return BLOCK_ACCT_UNMAP;
+    default:
+        return BLOCK_ACCT_WRITE;
+    }
+}
+
 static BlockRequest *request_new(BlockBackend *blk, BlockOp op, uint64_t offset,
                                  uint64_t bytes, unsigned flags,
                                  BlockCompletionFunc *cb, void *opaque)
 {
     BlockRequest *req = g_new0(BlockRequest, 1);
     *req = (BlockRequest) { .blk = blk, .op = op, .flags = flags, .fd = blk->file.fd,
-                            .offset = offset, .bytes = bytes, .cb = cb, .opaque = opaque };
+                            .offset = offset, .bytes = bytes, .cb = cb, .opaque = opaque,
+                            .acct_type = acct_type_of(op), .start_ns = block_acct_now_ns() };
     atomic_fetch_add(&blk->in_flight, 1);
     return req;
 }
@@ -312,7 +369,7 @@ static void submit_transfer(BlockBackend *blk, BlockOp op, uint64_t offset,
         ret = -EPERM;
     }
     if (ret < 0 || req->bytes == 0) {
-        block_request_fail(req, ret);
+        request_refuse(req, ret);
         return;
     }
     req->iov = g_memdup2(iov, niov * sizeof(*iov));
@@ -350,7 +407,7 @@ void blk_aio_pdiscard(BlockBackend *blk, uint64_t offset, uint64_t bytes,
     BlockRequest *req = request_new(blk, BLOCK_OP_DISCARD, offset, bytes, 0, cb, opaque);
     int ret = check_request(blk, req);
     if (ret < 0 || bytes == 0 || blk->discard == DRIVE_DISCARD_IGNORE) {
-        block_request_fail(req, ret);
+        request_refuse(req, ret);
         return;
     }
     submit(req);
@@ -366,7 +423,7 @@ void blk_aio_pwrite_zeroes(BlockBackend *blk, uint64_t offset, uint64_t bytes,
                                     cb, opaque);
     int ret = check_request(blk, req);
     if (ret < 0 || bytes == 0) {
-        block_request_fail(req, ret);
+        request_refuse(req, ret);
         return;
     }
     req->flush_after = needs_flush_after(blk, flags);
@@ -528,7 +585,10 @@ BlockBackend *blk_new_open(const DriveConfig *cfg, Error **errp)
         g_free(blk);
         return NULL;
     }
+    static atomic_uint node_counter;
     blk->name = g_strdup(cfg->id);
+    blk->node_name = g_strdup_printf("#block%03u", atomic_fetch_add(&node_counter, 1));
+    blk->acct = block_acct_new();
     blk->cache = drive_cache_flags(cfg->cache);
     blk->aio = cfg->aio;
     blk->discard = cfg->discard;
@@ -588,6 +648,8 @@ void blk_unref(BlockBackend *blk)
     pthread_mutex_destroy(&blk->lock);
     pthread_mutex_destroy(&blk->drain_lock);
     pthread_cond_destroy(&blk->drain_cond);
+    block_acct_unref(blk->acct);
+    g_free(blk->node_name);
     g_free(blk->name);
     g_free(blk);
 }
@@ -597,6 +659,34 @@ void blk_unref(BlockBackend *blk)
 const char *blk_name(const BlockBackend *blk)
 {
     return blk->name;
+}
+
+const char *blk_node_name(const BlockBackend *blk)
+{
+    return blk->node_name;
+}
+
+BlockAcct *blk_acct(const BlockBackend *blk)
+{
+    return blk->acct;
+}
+
+void blk_set_acct(BlockBackend *blk, BlockAcct *acct)
+{
+    g_assert(atomic_load(&blk->in_flight) == 0);
+    block_acct_ref(acct);
+    block_acct_unref(blk->acct);
+    blk->acct = acct;
+}
+
+DriveCacheFlags blk_cache_flags(const BlockBackend *blk)
+{
+    return blk->cache;
+}
+
+uint64_t blk_allocated_size(const BlockBackend *blk)
+{
+    return block_file_allocated_size(&blk->file);
 }
 
 const char *blk_filename(const BlockBackend *blk)

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 #include <glib.h>
+#include "block/block-acct.h"
 #include "block/block-backend.h"
 
 typedef enum BlockOp {
@@ -42,6 +43,12 @@ typedef struct BlockRequest {
     BlockCompletionFunc *cb;
     void *opaque;
     int ret;                    /* for a completion that never reached the host */
+    /* Accounting (block/block-acct.h): what the request counts as (op may
+     * turn into a flush on the way), when it started, and whether it was
+     * refused before reaching the host. */
+    BlockAcctType acct_type;
+    int64_t start_ns;
+    bool invalid;
 } BlockRequest;
 
 /*
@@ -122,6 +129,8 @@ bool block_file_open(BlockFile *file, const DriveConfig *cfg, Error **errp);
 void block_file_close(BlockFile *file);
 /* The file's current size in bytes (a block device's is fixed). */
 uint64_t block_file_host_size(const BlockFile *file);
+/* Bytes allocated on the host (st_blocks), 0 if unknown. */
+uint64_t block_file_allocated_size(const BlockFile *file);
 /* Synchronous, for worker threads: 0 or -errno. */
 int block_file_flush(const BlockFile *file);
 int block_file_discard(const BlockFile *file, uint64_t offset, uint64_t bytes);

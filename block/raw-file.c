@@ -75,6 +75,13 @@ uint64_t block_file_host_size(const BlockFile *file)
     return fstat(file->fd, &st) == 0 ? (uint64_t)st.st_size : 0;
 }
 
+uint64_t block_file_allocated_size(const BlockFile *file)
+{
+    struct stat st;
+    /* st_blocks counts 512-byte units whatever the file system's block size. */
+    return fstat(file->fd, &st) == 0 ? (uint64_t)st.st_blocks * 512 : 0;
+}
+
 /* Does an O_DIRECT read of len bytes at an aligned buffer pass the
  * file system's alignment checks? */
 static bool direct_read_accepted(int fd, void *buf, size_t len)

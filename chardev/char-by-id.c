@@ -100,7 +100,7 @@ static JsonNode *qmp_query_chardev(JsonObject *args, Error **errp)
             add_chardev_info(list, base, "stdio", true);    /* the mux is its frontend */
         }
     }
-    return json_node_init_array(json_node_alloc(), list);
+    return qmp_node_array(list);
 }
 
 const QmpCommandInfo chardev_qmp_commands[] = {

@@ -22,7 +22,7 @@ static JsonNode *qmp_query_commands(JsonObject *args, Error **errp)
 {
     CommandListBuilder b = { json_array_new() };
     qmp_command_foreach(add_command_name, &b);
-    return json_node_init_array(json_node_alloc(), b.list);
+    return qmp_node_array(b.list);
 }
 
 static const QmpCommandInfo introspection_commands[] = {
@@ -42,6 +42,7 @@ const QmpCommandInfo *const qmp_command_tables[] = {
     qmp_server_qmp_commands,
     runstate_qmp_commands,
     kvm_qmp_commands,
+    block_qmp_commands,
 };
 
 const size_t qmp_command_tables_count = G_N_ELEMENTS(qmp_command_tables);

@@ -146,7 +146,21 @@ JsonNode *qmp_dispatch_command(const QmpCommandInfo *cmd, JsonObject *args, Erro
         error_propagate(errp, err);
         return NULL;
     }
-    return ret ? ret : json_node_init_object(json_node_alloc(), json_object_new());
+    return ret ? ret : qmp_node_object(json_object_new());
+}
+
+JsonNode *qmp_node_object(JsonObject *obj)
+{
+    JsonNode *node = json_node_new(JSON_NODE_OBJECT);
+    json_node_take_object(node, obj);
+    return node;
+}
+
+JsonNode *qmp_node_array(JsonArray *arr)
+{
+    JsonNode *node = json_node_new(JSON_NODE_ARRAY);
+    json_node_take_array(node, arr);
+    return node;
 }
 
 const char *qmp_arg_str(JsonObject *args, const char *name)

@@ -54,15 +54,6 @@ static GPtrArray *qmp_monitors;     /* of QmpMonitor *; main loop */
 
 /* ---- output ---- */
 
-/* A node holding obj, taking the caller's reference (json_node_init_object
- * would take one more). */
-static JsonNode *object_node(JsonObject *obj)
-{
-    JsonNode *node = json_node_new(JSON_NODE_OBJECT);
-    json_node_take_object(node, obj);
-    return node;
-}
-
 /* Move what the chardev takes now. Main loop. */
 static void qmp_flush(QmpMonitor *mon)
 {
@@ -105,7 +96,7 @@ static void qmp_append_locked(QmpMonitor *mon, JsonNode *msg)
 /* A response or the greeting, on the main loop; takes msg. */
 static void qmp_send(QmpMonitor *mon, JsonObject *msg)
 {
-    g_autoptr(JsonNode) node = object_node(msg);
+    g_autoptr(JsonNode) node = qmp_node_object(msg);
     pthread_mutex_lock(&mon->out_lock);
     if (mon->connected) {
         qmp_append_locked(mon, node);
@@ -138,7 +129,7 @@ static void qmp_event_sink(const char *name, JsonObject *data, int64_t timestamp
     QmpMonitor *mon = opaque;
     pthread_mutex_lock(&mon->out_lock);
     if (mon->connected && mon->negotiated) {
-        g_autoptr(JsonNode) node = object_node(qmp_event_message(name, data, timestamp_us));
+        g_autoptr(JsonNode) node = qmp_node_object(qmp_event_message(name, data, timestamp_us));
         qmp_append_locked(mon, node);
         if (!mon->flush_source) {
             mon->flush_source = g_idle_source_new();
@@ -166,7 +157,7 @@ static JsonObject *qmp_version_object(void)
 
 static JsonNode *qmp_query_version(JsonObject *args, Error **errp)
 {
-    return object_node(qmp_version_object());
+    return qmp_node_object(qmp_version_object());
 }
 
 #define QMP_CAPABILITIES_ARGS "enable:a?"
@@ -206,7 +197,7 @@ static bool qmp_check_capabilities(JsonObject *args, bool *oob, Error **errp)
 static JsonNode *qmp_capabilities_check_only(JsonObject *args, Error **errp)
 {
     bool oob;
-    return qmp_check_capabilities(args, &oob, errp) ? object_node(json_object_new()) : NULL;
+    return qmp_check_capabilities(args, &oob, errp) ? qmp_node_object(json_object_new()) : NULL;
 }
 
 /* In negotiation mode qmp_capabilities checks its arguments like any

@@ -73,7 +73,7 @@ static JsonNode *qmp_query_rx_filter(JsonObject *args, Error **errp)
             }
         }
     }
-    return json_node_init_array(json_node_alloc(), json_array_ref(list));
+    return qmp_node_array(json_array_ref(list));
 }
 
 const QmpCommandInfo net_qmp_commands[] = {

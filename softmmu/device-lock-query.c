@@ -40,7 +40,7 @@ static JsonNode *qmp_x_query_device_locks(JsonObject *args, Error **errp)
     JsonObject *ret = json_object_new();
     json_object_set_string_member(ret, "device-lock", device_lock_is_per_device() ? "on" : "off");
     json_object_set_array_member(ret, "locks", b.locks);
-    return json_node_init_object(json_node_alloc(), ret);
+    return qmp_node_object(ret);
 }
 
 const QmpCommandInfo device_lock_qmp_commands[] = {

@@ -24,7 +24,7 @@ DriveInfo *drive_info_find(const char *id)
 {
     for (guint i = 0; drives && i < drives->len; i++) {
         DriveInfo *drive = g_ptr_array_index(drives, i);
-        if (strcmp(drive->cfg->id, id) == 0) {
+        if (!drive->anonymous && strcmp(drive->cfg->id, id) == 0) {
             return drive;
         }
     }
@@ -38,10 +38,14 @@ bool drives_open(GPtrArray *cfgs, Error **errp)
     for (guint i = 0; i < cfgs->len; i++) {
         DriveInfo *drive = g_new0(DriveInfo, 1);
         drive->cfg = g_ptr_array_index(cfgs, i);
+        drive->acct = block_acct_new();
         g_ptr_array_add(drives, drive);
         if (drive->cfg->file && !(drive->blk = blk_new_open(drive->cfg, errp))) {
             error_prepend(errp, "%s: ", drive->cfg->origin);
             return false;
+        }
+        if (drive->blk) {
+            blk_set_acct(drive->blk, drive->acct);
         }
     }
     return true;
@@ -110,11 +114,55 @@ bool drives_create_devices(DriveInterface interface, const DeviceBuses *buses, E
     return true;
 }
 
+DriveInfo *drive_info_new_anonymous(DriveMedia media)
+{
+    /* Zero is each option's default (cache=writeback, aio=threads, probed
+     * format, discard=ignore, werror/rerror=report). */
+    DriveConfig *cfg = g_new0(DriveConfig, 1);
+    cfg->id = g_strdup("");
+    cfg->interface = DRIVE_IF_NONE;
+    cfg->media = media;
+    cfg->read_only = media == DRIVE_MEDIA_CDROM;
+    cfg->origin = g_strdup("-device");
+    DriveInfo *drive = g_new0(DriveInfo, 1);
+    drive->cfg = cfg;
+    drive->anonymous = true;
+    drive->in_use = true;
+    drive->acct = block_acct_new();
+    if (!drives) {
+        drives = g_ptr_array_new();
+    }
+    g_ptr_array_add(drives, drive);
+    return drive;
+}
+
+void drive_info_attach(DriveInfo *drive, QEMUDevice *dev, const DriveMediumOps *ops,
+                       void *opaque)
+{
+    drive->dev = dev;
+    drive->medium_ops = ops;
+    drive->medium_opaque = opaque;
+}
+
+void drives_foreach(void (*fn)(DriveInfo *drive, void *opaque), void *opaque)
+{
+    for (guint i = 0; drives && i < drives->len; i++) {
+        fn(g_ptr_array_index(drives, i), opaque);
+    }
+}
+
 void drives_close_all(void)
 {
     for (guint i = 0; drives && i < drives->len; i++) {
         DriveInfo *drive = g_ptr_array_index(drives, i);
         blk_unref(drive->blk);
+        block_acct_unref(drive->acct);
+        if (drive->anonymous) {
+            DriveConfig *cfg = (DriveConfig *)drive->cfg;
+            g_free(cfg->id);
+            g_free(cfg->origin);
+            g_free(cfg);
+        }
         g_free(drive);
     }
     g_clear_pointer(&drives, g_ptr_array_unref);

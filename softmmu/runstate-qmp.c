@@ -47,7 +47,7 @@ static JsonNode *qmp_query_status(JsonObject *args, Error **errp)
     /* QEMU 7.2 still reports TCG's single-step mode; never on with KVM. */
     json_object_set_boolean_member(ret, "singlestep", false);
     json_object_set_boolean_member(ret, "running", state == RUN_STATE_RUNNING);
-    return json_node_init_object(json_node_alloc(), ret);
+    return qmp_node_object(ret);
 }
 
 const QmpCommandInfo runstate_qmp_commands[] = {

@@ -26,7 +26,7 @@ static JsonNode *qmp_query_name(JsonObject *args, Error **errp)
     if (guest_name) {
         json_object_set_string_member(ret, "name", guest_name);
     }
-    return json_node_init_object(json_node_alloc(), ret);
+    return qmp_node_object(ret);
 }
 
 const QmpCommandInfo vm_name_qmp_commands[] = {

@@ -200,7 +200,7 @@ static JsonNode *qmp_query_iothreads(JsonObject *args, Error **errp)
         json_object_set_int_member(info, "aio-max-batch", 0);
         json_array_add_object_element(list, info);
     }
-    return json_node_init_array(json_node_alloc(), list);
+    return qmp_node_array(list);
 }
 
 const QmpCommandInfo iothread_qmp_commands[] = {

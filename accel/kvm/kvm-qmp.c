@@ -14,7 +14,7 @@ static JsonNode *qmp_query_kvm(JsonObject *args, Error **errp)
      * once the VM exists. */
     json_object_set_boolean_member(ret, "enabled", kvm_state.vm_fd >= 0);
     json_object_set_boolean_member(ret, "present", true);
-    return json_node_init_object(json_node_alloc(), ret);
+    return qmp_node_object(ret);
 }
 
 /* QEMU 7.2's pc machine puts its CPUs in /machine/unattached as it creates
@@ -50,7 +50,7 @@ static JsonNode *qmp_query_cpus_fast(JsonObject *args, Error **errp)
     for (unsigned i = 0; i < kvm_vcpu_count(); i++) {
         json_array_add_object_element(list, vcpu_entry(i));
     }
-    return json_node_init_array(json_node_alloc(), list);
+    return qmp_node_array(list);
 }
 
 const QmpCommandInfo kvm_qmp_commands[] = {

@@ -452,7 +452,7 @@ static void *vcpu_thread(void *opaque)
     if (!sandbox_enter_vcpu_thread(cpu->index, &err)) {
         /* Never run guest code unconfined. */
         error_report_err(err);
-        qemu_system_shutdown_request(1);
+        qemu_system_exit_request(1);
         return NULL;
     }
 

@@ -10,7 +10,8 @@
  *
  * Data goes to the host by PIO in DRQ blocks no larger than the byte count
  * limit the host put in the LBA mid/high registers, or by DMA when the
- * PACKET command's features say so. The drive may be empty (no medium).
+ * PACKET command's features say so. The drive may be empty (no medium);
+ * its tray and media changes are atapi-media.c's.
  */
 #include <errno.h>
 #include <string.h>
@@ -30,12 +31,12 @@ enum {
 /* Sense keys and additional sense codes. */
 enum {
     SENSE_NOT_READY = 0x02, SENSE_MEDIUM_ERROR = 0x03, SENSE_ILLEGAL_REQUEST = 0x05,
-    SENSE_DATA_PROTECT = 0x07, SENSE_ABORTED_COMMAND = 0x0b,
+    SENSE_UNIT_ATTENTION = 0x06, SENSE_DATA_PROTECT = 0x07, SENSE_ABORTED_COMMAND = 0x0b,
 };
 enum {
     ASC_NONE = 0x00, ASC_UNRECOVERED_READ = 0x11, ASC_INVALID_OPCODE = 0x20,
     ASC_LBA_OUT_OF_RANGE = 0x21, ASC_INVALID_FIELD = 0x24, ASC_WRITE_PROTECTED = 0x27,
-    ASC_SAVING_NOT_SUPPORTED = 0x39, ASC_MEDIUM_NOT_PRESENT = 0x3a,
+    ASC_MEDIUM_MAY_HAVE_CHANGED = 0x28, ASC_SAVING_NOT_SUPPORTED = 0x39, ASC_MEDIUM_NOT_PRESENT = 0x3a,
     ASC_REMOVAL_PREVENTED = 0x53,
 };
 
@@ -89,11 +90,6 @@ static uint32_t get_be32(const uint8_t *p)
     return (uint32_t)get_be16(p) << 16 | get_be16(p + 2);
 }
 
-static bool atapi_has_medium(const IDEUnit *u)
-{
-    return u->blk != NULL;
-}
-
 /* 2048-byte blocks on the disc. */
 static uint32_t atapi_blocks(const IDEUnit *u)
 {
@@ -107,6 +103,7 @@ void atapi_reset(IDEUnit *u)
     u->status = ATA_STATUS_DRDY | ATA_STATUS_DSC;
     u->sense_key = 0;
     u->asc = ASC_NONE;
+    u->ascq = 0;
 }
 
 /* ---- status ---- */
@@ -115,25 +112,46 @@ static void atapi_ok(IDEUnit *u)
 {
     u->sense_key = 0;
     u->asc = ASC_NONE;
+    u->ascq = 0;
     u->nsector = ATAPI_REASON_IO | ATAPI_REASON_COD;
     ide_command_ok(u);
 }
 
-static void atapi_fail(IDEUnit *u, uint8_t sense_key, uint8_t asc)
+/* ascq: the qualifier, for the codes that have one here. */
+static void atapi_fail_qualified(IDEUnit *u, uint8_t sense_key, uint8_t asc, uint8_t ascq)
 {
     u->sense_key = sense_key;
     u->asc = asc;
+    u->ascq = ascq;
     u->nsector = ATAPI_REASON_IO | ATAPI_REASON_COD;
     ide_command_error(u, sense_key << 4);
+}
+
+static void atapi_fail(IDEUnit *u, uint8_t sense_key, uint8_t asc)
+{
+    atapi_fail_qualified(u, sense_key, asc, 0);
+}
+
+/* MEDIUM NOT PRESENT, qualified (MMC) by the tray: 01h closed, 02h open. */
+static void atapi_fail_no_medium(IDEUnit *u)
+{
+    atapi_fail_qualified(u, SENSE_NOT_READY, ASC_MEDIUM_NOT_PRESENT, u->tray_open ? 0x02 : 0x01);
 }
 
 static bool atapi_check_medium(IDEUnit *u)
 {
     if (!atapi_has_medium(u)) {
-        atapi_fail(u, SENSE_NOT_READY, ASC_MEDIUM_NOT_PRESENT);
+        atapi_fail_no_medium(u);
         return false;
     }
     return true;
+}
+
+/* The disc a READ started on left (ejected or changed) while it ran: the
+ * rest of the command must not read another one. */
+static bool atapi_medium_changed(const IDEUnit *u)
+{
+    return u->cmd_generation != u->medium_generation;
 }
 
 /* ---- data to the host ---- */
@@ -175,6 +193,8 @@ static void atapi_dma_done(IDEUnit *u, int ret)
 {
     if (ret == -EFAULT) {
         atapi_fail(u, SENSE_ABORTED_COMMAND, ASC_NONE);
+    } else if (ret == -ENOMEDIUM) {
+        atapi_fail_no_medium(u);
     } else if (ret < 0) {
         qemu_log_mask(LOG_GUEST_ERROR, "%s: CD read at block %" G_GUINT64_FORMAT " failed: %s\n",
                       atapi_name(u), u->lba, g_strerror(-ret));
@@ -218,6 +238,10 @@ static void atapi_read_done(IDEUnit *u, int ret)
         atapi_dma_done(u, ret);
         return;
     }
+    if (atapi_medium_changed(u)) {
+        atapi_fail_no_medium(u);
+        return;
+    }
     u->lba += u->chunk;
     u->remaining -= u->chunk;
     atapi_pio_send(u, u->chunk * ATAPI_SECTOR_SIZE);
@@ -230,6 +254,10 @@ static void atapi_read_cb(void *opaque, int ret)
 
 static void atapi_read_chunk(IDEUnit *u)
 {
+    if (atapi_medium_changed(u)) {
+        atapi_fail_no_medium(u);
+        return;
+    }
     u->chunk = MIN(u->remaining, IDE_BUFFER_SIZE / ATAPI_SECTOR_SIZE);
     u->status = ATA_STATUS_DRDY | ATA_STATUS_BSY;
     u->io_in_flight = true;
@@ -244,6 +272,10 @@ static void atapi_dma_read_cb(void *opaque, int ret)
 
 static void atapi_dma_read_start(IDEUnit *u, const struct iovec *iov, int niov)
 {
+    if (atapi_medium_changed(u)) {
+        ide_dma_finish(u, -ENOMEDIUM);
+        return;
+    }
     u->io_in_flight = true;
     blk_aio_preadv(u->blk, u->lba * ATAPI_SECTOR_SIZE, iov, niov, atapi_dma_read_cb, u);
 }
@@ -265,6 +297,7 @@ static void atapi_read(IDEUnit *u, uint32_t lba, uint32_t blocks)
     }
     u->lba = lba;
     u->remaining = blocks;
+    u->cmd_generation = u->medium_generation;
     if (u->feature & ATAPI_FEATURE_DMA) {
         ide_dma_request(u, (uint64_t)blocks * ATAPI_SECTOR_SIZE, true, atapi_dma_read_start,
                         atapi_dma_done);
@@ -277,12 +310,20 @@ static void atapi_read(IDEUnit *u, uint32_t lba, uint32_t blocks)
 
 static uint32_t atapi_request_sense(IDEUnit *u, uint8_t *buf)
 {
+    if (u->unit_attention && u->sense_key == 0) {
+        /* REQUEST SENSE reports a pending unit attention and clears it,
+         * after the sense of a command that failed before it. */
+        u->unit_attention = false;
+        u->sense_key = SENSE_UNIT_ATTENTION;
+        u->asc = ASC_MEDIUM_MAY_HAVE_CHANGED;
+        u->ascq = 0;
+    }
     memset(buf, 0, 18);
     buf[0] = 0x70;          /* current error, fixed format */
     buf[2] = u->sense_key;
     buf[7] = 10;            /* additional length */
     buf[12] = u->asc;
-    buf[13] = u->asc == ASC_REMOVAL_PREVENTED ? 0x02 : 0;
+    buf[13] = u->ascq;
     return 18;
 }
 
@@ -502,7 +543,9 @@ static bool atapi_get_event_status(IDEUnit *u, uint8_t *buf, uint32_t *len)
     if (u->packet[4] & MMC_EVENT_CLASS_MEDIA) {
         put_be16(buf, 6);
         buf[2] = 0x04;                      /* media class */
-        buf[5] = atapi_has_medium(u) ? 0x02 : 0;   /* no event; medium present */
+        buf[4] = u->media_event;            /* reported once */
+        buf[5] = (u->tray_open ? 0x01 : 0) | (atapi_has_medium(u) ? 0x02 : 0);
+        u->media_event = MEDIA_EVENT_NONE;
         *len = 8;
     } else {
         put_be16(buf, 2);
@@ -515,12 +558,23 @@ static bool atapi_get_event_status(IDEUnit *u, uint8_t *buf, uint32_t *len)
 static void atapi_start_stop(IDEUnit *u)
 {
     bool load_eject = u->packet[4] & 0x02, start = u->packet[4] & 0x01;
-    if (load_eject && !start && u->locked) {
-        atapi_fail(u, SENSE_ILLEGAL_REQUEST, ASC_REMOVAL_PREVENTED);
+    if (load_eject && !start && u->locked && !u->tray_open) {
+        /* MEDIUM REMOVAL PREVENTED: ASC 53h, ASCQ 02h. */
+        atapi_fail_qualified(u, SENSE_ILLEGAL_REQUEST, ASC_REMOVAL_PREVENTED, 0x02);
         return;
     }
-    /* There is no one to change the disc: the tray stays as it is. */
+    if (load_eject) {
+        atapi_move_tray(u, !start);
+    }
     atapi_ok(u);
+}
+
+/* What a pending unit attention lets through (SPC/MMC): commands that
+ * report state without touching the medium. */
+static bool atapi_allowed_during_unit_attention(uint8_t opcode)
+{
+    return opcode == MMC_INQUIRY || opcode == MMC_REQUEST_SENSE ||
+           opcode == MMC_GET_CONFIGURATION || opcode == MMC_GET_EVENT_STATUS;
 }
 
 /* Commands whose reply is built in u->buf. */
@@ -574,6 +628,11 @@ static void atapi_execute_reply(IDEUnit *u)
 static void atapi_execute(IDEUnit *u)
 {
     const uint8_t *cdb = u->packet;
+    if (u->unit_attention && !atapi_allowed_during_unit_attention(cdb[0])) {
+        u->unit_attention = false;
+        atapi_fail(u, SENSE_UNIT_ATTENTION, ASC_MEDIUM_MAY_HAVE_CHANGED);
+        return;
+    }
     switch (cdb[0]) {
     case MMC_TEST_UNIT_READY:
         if (atapi_check_medium(u)) {

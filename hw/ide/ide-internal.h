@@ -88,7 +88,7 @@ struct IDEUnit {
     int index;                  /* 0 master, 1 slave */
     bool present;
     bool is_cd;
-    DriveInfo *drive;           /* NULL: no drive (an empty CD-ROM) */
+    DriveInfo *drive;           /* set once attached (an anonymous one for ide-cd without drive=) */
     BlockBackend *blk;          /* drive->blk, or NULL */
     uint64_t sectors;           /* 512-byte sectors */
     char model[41], serial[21], firmware[9];
@@ -131,8 +131,15 @@ struct IDEUnit {
     /* ATAPI */
     uint8_t packet[12];
     uint32_t byte_limit;        /* the host's byte count limit per DRQ block */
-    uint8_t sense_key, asc;
+    uint8_t sense_key, asc, ascq;
     bool locked;                /* PREVENT ALLOW MEDIUM REMOVAL */
+    /* The tray and the medium (atapi-media.c). The guest sees a medium
+     * when blk is set and the tray is closed. */
+    bool tray_open;
+    unsigned medium_generation; /* bumped whenever the guest's medium goes */
+    unsigned cmd_generation;    /* the medium a READ started on */
+    bool unit_attention;        /* "medium may have changed", for the next command */
+    uint8_t media_event;        /* GET EVENT STATUS NOTIFICATION's pending event */
 };
 
 struct IDEChannel {
@@ -195,6 +202,23 @@ void ide_unit_set_identity(IDEUnit *u, const IDEDriveIdentity *identity, unsigne
 void atapi_packet_command(IDEUnit *u);
 /* The ATAPI signature and idle state after a reset. */
 void atapi_reset(IDEUnit *u);
+
+/* ---- atapi-media.c ---- */
+
+/* MMC media event codes (GET EVENT STATUS NOTIFICATION, media class). */
+#define MEDIA_EVENT_NONE            0
+#define MEDIA_EVENT_EJECT_REQUEST   1
+#define MEDIA_EVENT_NEW_MEDIA       2
+#define MEDIA_EVENT_MEDIA_REMOVAL   3
+
+/* The medium the guest can read: there is one and the tray is closed. */
+bool atapi_has_medium(const IDEUnit *u);
+/* Move the tray, under the channel lock (the guest's START STOP UNIT or
+ * the monitor): DEVICE_TRAY_MOVED when it moves, a media event, and on
+ * closing over a medium a UNIT ATTENTION for the next command. */
+void atapi_move_tray(IDEUnit *u, bool open);
+/* A CD-ROM unit's medium ops for the monitor (sysemu/drives.h). */
+extern const DriveMediumOps atapi_medium_ops;
 
 /* ---- piix.c ---- */
 

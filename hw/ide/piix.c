@@ -299,6 +299,11 @@ QEMUDevice *ide_drive_attach(PIIXIDEState *s, int bus, int unit, IDEDriveKind ki
     if (!piix_ide_place(s, &bus, &unit, errp) || (drive && !drive_info_claim(drive, errp))) {
         return NULL;
     }
+    if (!drive) {
+        /* An empty CD-ROM: a drive of its own, whose disc the monitor
+         * may change (named by the device's id). */
+        drive = drive_info_new_anonymous(DRIVE_MEDIA_CDROM);
+    }
     IDEUnit *u = piix_ide_unit(s, bus, unit);
     IDEChannel *ch = &s->channels[bus];
     device_lock(&ch->qdev);
@@ -316,5 +321,7 @@ QEMUDevice *ide_drive_attach(PIIXIDEState *s, int bus, int unit, IDEDriveKind ki
     } else {
         device_init(&u->qdev, "ide-hd", "ide-hd");
     }
+    /* A CD-ROM's medium is the monitor's to change (atapi-media.c). */
+    drive_info_attach(drive, &u->qdev, u->is_cd ? &atapi_medium_ops : NULL, u);
     return &u->qdev;
 }

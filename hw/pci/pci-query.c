@@ -165,7 +165,7 @@ static JsonNode *qmp_query_pci(JsonObject *args, Error **errp)
     for (PCIBus *bus = pci_root_bus_next(NULL); bus; bus = pci_root_bus_next(bus)) {
         json_array_add_object_element(buses, pci_bus_info(bus));
     }
-    return json_node_init_array(json_node_alloc(), buses);
+    return qmp_node_array(buses);
 }
 
 const QmpCommandInfo pci_qmp_commands[] = {

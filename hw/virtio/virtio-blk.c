@@ -470,7 +470,11 @@ static QEMUDevice *virtio_blk_pci_realize(const void *options, const DeviceBuses
         .num_queues = num_queues, .queue_size = o->queue_size, .serial = o->serial,
         .pci = &o->pci,
     };
-    return virtio_blk_pci_new(buses->pci, o->addr, &conf, errp);
+    QEMUDevice *dev = virtio_blk_pci_new(buses->pci, o->addr, &conf, errp);
+    if (dev && drive) {
+        drive_info_attach(drive, dev, NULL, NULL);      /* a fixed disk */
+    }
+    return dev;
 }
 
 const DeviceTypeInfo virtio_blk_pci_type = {

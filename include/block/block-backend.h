@@ -32,6 +32,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/uio.h>
+#include "block/block-acct.h"
 #include "block/drive-config.h"
 #include "qemu/error.h"
 #include "sysemu/iothread.h"
@@ -67,7 +68,23 @@ bool blk_attach(BlockBackend *blk, IOThread *iothread, Error **errp);
 void blk_unref(BlockBackend *blk);
 
 const char *blk_name(const BlockBackend *blk);        /* the drive's id */
+/* QEMU's automatic node name ("#block042"), unique in the process. */
+const char *blk_node_name(const BlockBackend *blk);
 const char *blk_filename(const BlockBackend *blk);
+/* The cache= flags the image was opened with (query-block's "cache"). */
+DriveCacheFlags blk_cache_flags(const BlockBackend *blk);
+/* The bytes the image takes on the host's disk (query-block's "actual-size"). */
+uint64_t blk_allocated_size(const BlockBackend *blk);
+
+/*
+ * Every request is accounted when it completes (block/block-acct.h) and a
+ * request the host refused sends BLOCK_IO_ERROR (QMP) before its callback.
+ * blk_acct: the counters (a fresh set at blk_new_open). blk_set_acct: use
+ * acct instead (a drive keeps its counters across media); main thread,
+ * before the first request.
+ */
+BlockAcct *blk_acct(const BlockBackend *blk);
+void blk_set_acct(BlockBackend *blk, BlockAcct *acct);
 /* Size in bytes, a multiple of 512: an image whose size is not is rounded
  * up, as QEMU does; its tail reads as zeroes and a write there extends
  * the file. */

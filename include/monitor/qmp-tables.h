@@ -20,5 +20,6 @@ extern const QmpCommandInfo vm_name_qmp_commands[];     /* softmmu/vm-name.c */
 extern const QmpCommandInfo qmp_server_qmp_commands[];
 extern const QmpCommandInfo runstate_qmp_commands[];    /* softmmu/runstate-qmp.c */
 extern const QmpCommandInfo kvm_qmp_commands[];         /* accel/kvm/kvm-qmp.c */
+extern const QmpCommandInfo block_qmp_commands[];
 
 #endif

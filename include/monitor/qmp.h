@@ -63,6 +63,12 @@ JsonNode *qmp_dispatch(const char *name, JsonObject *args, Error **errp);
 /* The same for a command already found (or a test's own). */
 JsonNode *qmp_dispatch_command(const QmpCommandInfo *cmd, JsonObject *args, Error **errp);
 
+/* A node holding obj (arr), taking over the caller's reference: what a
+ * handler returns. (json_node_init_object/_array take a reference of their
+ * own, so a fresh object passed to them would leak.) */
+JsonNode *qmp_node_object(JsonObject *obj);
+JsonNode *qmp_node_array(JsonArray *arr);
+
 /* Typed reads of arguments the dispatcher has checked: absent optional
  * arguments give the default (NULL for strings). */
 const char *qmp_arg_str(JsonObject *args, const char *name);

@@ -374,9 +374,15 @@ def test_guest_console_flows_while_the_monitor_has_focus(vmm, vmm_cmd, terminals
     term.send(CTRL_A + b"c")
     greeting = screen_lines(term.read_until(rb"\(qemu\) "))
     assert BANNER.match(greeting[-2]), greeting
-    status = term.command("info status", b"\r")
-    if not any("has not been found" in line for line in status):
-        assert status == ["VM status: paused (suspended)"]
+    # The guest prints before it writes SLP_EN: ask until the suspend is
+    # seen (the RTC alarm wakes it 4-5 s after it armed it).
+    deadline = time.monotonic() + 4
+    while True:
+        status = term.command("info status", b"\r")
+        if status != ["VM status: running"] or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    assert status == ["VM status: paused (suspended)"]
     term.read_until(rb"tiny: s3 resumed flag=Y", timeout=30)
     # The resume code exits through isa-debug-exit with 0: status 1.
     assert term.wait_exit() == 1

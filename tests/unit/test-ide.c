@@ -16,7 +16,7 @@
 #include "exec/memory.h"
 #include "hw/ide/ide.h"
 #include "hw/irq.h"
-#include "pio.h"
+#include "ide-driver.h"
 #include "qemu/log.h"
 #include "qemu/main-loop.h"
 #include "sysemu/dma.h"
@@ -28,30 +28,9 @@
 #define BMDMA_BASE      0xc000
 #define PRD_TABLE       0x1000
 #define DMA_BUFFER      0x100000
-#define PRIMARY         0x1f0
-#define SECONDARY       0x170
-#define CTL(base)       ((base) == PRIMARY ? 0x3f6 : 0x376)
 #define BM(base)        (BMDMA_BASE + ((base) == PRIMARY ? 0 : 8))
 #define GSI(base)       ((base) == PRIMARY ? 14 : 15)
 
-/* Registers. */
-#define REG_DATA 0
-#define REG_ERROR 1
-#define REG_FEATURE 1
-#define REG_NSECTOR 2
-#define REG_LBAL 3
-#define REG_LBAM 4
-#define REG_LBAH 5
-#define REG_DEVICE 6
-#define REG_STATUS 7
-#define REG_COMMAND 7
-#define ATA_LBA_BIT 0x40
-#define ST_ERR 0x01
-#define ST_DRQ 0x08
-#define ST_DRDY 0x40
-#define ST_BSY 0x80
-#define ERR_ABRT 0x04
-#define ERR_IDNF 0x10
 #define BM_START 0x01
 #define BM_READ_TO_MEMORY 0x08
 #define BM_ACTIVE 0x01
@@ -99,62 +78,6 @@ static char *make_image(const char *dir, const char *name, size_t size)
 }
 
 /* ---- driving the registers ---- */
-
-/* Run completions until the unit is not busy; fail after 10 s. */
-static uint8_t wait_idle(uint16_t base)
-{
-    gint64 deadline = g_get_monotonic_time() + 10 * G_USEC_PER_SEC;
-    uint8_t status;
-    while ((status = inb(CTL(base))) & ST_BSY) {
-        g_assert_cmpint(g_get_monotonic_time(), <, deadline);
-        g_main_context_iteration(main_loop_context(), FALSE);
-        g_usleep(100);
-    }
-    return status;
-}
-
-static void select_unit(uint16_t base, int unit)
-{
-    outb(base + REG_DEVICE, 0xa0 | ATA_LBA_BIT | (unit << 4));
-}
-
-/* Task file for LBA28 or (ext) LBA48, then the command. */
-static void ata_command(uint16_t base, int unit, uint8_t command, uint64_t lba, uint32_t count,
-                        bool ext)
-{
-    select_unit(base, unit);
-    if (ext) {
-        outb(base + REG_NSECTOR, count >> 8);
-        outb(base + REG_LBAL, lba >> 24);
-        outb(base + REG_LBAM, lba >> 32);
-        outb(base + REG_LBAH, lba >> 40);
-    } else {
-        outb(base + REG_DEVICE, 0xa0 | ATA_LBA_BIT | (unit << 4) | ((lba >> 24) & 0x0f));
-    }
-    outb(base + REG_NSECTOR, count);
-    outb(base + REG_LBAL, lba);
-    outb(base + REG_LBAM, lba >> 8);
-    outb(base + REG_LBAH, lba >> 16);
-    outb(base + REG_COMMAND, command);
-}
-
-/* rep insw / rep outsw of one DRQ block, as one exit. */
-static void pio_in(uint16_t base, void *buf, size_t bytes)
-{
-    g_assert_cmpint(address_space_rw_repeated(address_space_io, base, buf, 2, bytes / 2, false),
-                    ==, MEMTX_OK);
-}
-
-static void pio_out(uint16_t base, const void *buf, size_t bytes)
-{
-    g_assert_cmpint(address_space_rw_repeated(address_space_io, base, (void *)buf, 2,
-                                              bytes / 2, true), ==, MEMTX_OK);
-}
-
-static uint8_t status_ack(uint16_t base)
-{
-    return inb(base + REG_STATUS);
-}
 
 static void identify(uint16_t base, int unit, uint8_t command, uint16_t words[256])
 {
@@ -456,47 +379,6 @@ static void test_write_cache_and_flush(void)
 }
 
 /* ---- ATAPI ---- */
-
-/* Send a packet; returns the status after the command phase. data gets
- * what the drive sent by PIO (in DRQ blocks of at most limit bytes). */
-static uint8_t atapi_command(int unit, const uint8_t cdb[12], uint16_t limit, uint8_t *data,
-                             size_t *len)
-{
-    select_unit(SECONDARY, unit);
-    outb(SECONDARY + REG_FEATURE, 0);
-    outb(SECONDARY + REG_LBAM, limit);
-    outb(SECONDARY + REG_LBAH, limit >> 8);
-    outb(SECONDARY + REG_COMMAND, 0xa0);
-    g_assert_cmphex(wait_idle(SECONDARY) & ST_DRQ, ==, ST_DRQ);
-    g_assert_cmphex(inb(SECONDARY + REG_NSECTOR), ==, 0x01);   /* CoD: command packet */
-    pio_out(SECONDARY, cdb, 12);
-    size_t got = 0;
-    uint8_t status;
-    while ((status = wait_idle(SECONDARY)) & ST_DRQ) {
-        g_assert_cmphex(inb(SECONDARY + REG_NSECTOR), ==, 0x02);   /* IO: data in */
-        size_t n = inb(SECONDARY + REG_LBAM) | inb(SECONDARY + REG_LBAH) << 8;
-        g_assert_cmpuint(n, <=, limit);
-        status_ack(SECONDARY);
-        pio_in(SECONDARY, data + got, n);
-        got += n;
-    }
-    g_assert_cmphex(inb(SECONDARY + REG_NSECTOR), ==, 0x03);
-    status_ack(SECONDARY);
-    if (len) {
-        *len = got;
-    }
-    return status;
-}
-
-static void expect_sense(int unit, uint8_t key, uint8_t asc)
-{
-    uint8_t cdb[12] = { 0x03, 0, 0, 0, 18 }, sense[64];
-    size_t len;
-    g_assert_cmphex(atapi_command(unit, cdb, 0xfffe, sense, &len) & ST_ERR, ==, 0);
-    g_assert_cmpuint(len, ==, 18);
-    g_assert_cmphex(sense[2] & 0x0f, ==, key);
-    g_assert_cmphex(sense[12], ==, asc);
-}
 
 static void test_atapi_identify(void)
 {

@@ -21,7 +21,7 @@ static JsonNode *echo_handler(JsonObject *args, Error **errp)
     json_object_set_string_member(ret, "device", device);
     json_object_set_boolean_member(ret, "force", qmp_arg_bool(args, "force", false));
     json_object_set_int_member(ret, "count", qmp_arg_int(args, "count", 7));
-    return json_node_init_object(json_node_alloc(), ret);
+    return qmp_node_object(ret);
 }
 
 static const QmpCommandInfo echo_command = {

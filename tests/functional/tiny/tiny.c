@@ -46,6 +46,8 @@
  * uart 0x2f8 present"), told by its scratch register keeping a value.
  * With "irqfd" it takes pdl-testdev's MSI-X vector on irqfd through
  * masking and unmasking (irqfd.c has what it prints), before "reboot".
+ * With "cdrom" it watches the secondary master CD-ROM through a media
+ * change (cdrom.c has what it prints).
  * With "reboot" it resets the machine through the keyboard controller the
  * first time (marking CMOS byte 0x40, which survives a reset) and prints
  * "tiny: second boot" the next time.
@@ -762,13 +764,14 @@ static void cmos_write(uint8_t index, uint8_t value)
     outb(CMOS_DATA, value);
 }
 
-/* Alarm in 2-3 seconds (seconds only: hour and minute "don't care"). */
+/* Alarm in 4-5 seconds (seconds only: hour and minute "don't care"):
+ * long enough for a monitor to see the machine asleep. */
 static void rtc_arm_alarm(void)
 {
     int bcd = !(cmos_read(0x0b) & 0x04);
     uint8_t raw = cmos_read(0x00);
     uint8_t seconds = bcd ? (raw >> 4) * 10 + (raw & 0xf) : raw;
-    seconds = (seconds + 3) % 60;
+    seconds = (seconds + 5) % 60;
     cmos_write(0x01, bcd ? (seconds / 10) << 4 | seconds % 10 : seconds);
     cmos_write(0x03, 0xff);
     cmos_write(0x05, 0xff);
@@ -848,6 +851,9 @@ void tiny_main(uint32_t magic, const struct multiboot_info *info)
     }
     if (cmdline_find(cmdline, "irqfd")) {
         run_irqfd();
+    }
+    if (cmdline_find(cmdline, "cdrom")) {
+        run_cdrom();
     }
     if (cmdline_find(cmdline, "reboot")) {
         reboot_once();

@@ -80,5 +80,7 @@ void run_irqfd(void);
 /* runstate.c */
 void run_count(int answer_power_button);
 void power_off(void);
+/* cdrom.c */
+void run_cdrom(void);
 
 #endif

@@ -1,0 +1,91 @@
+"""A CD-ROM media change that Linux's sr driver sees, on the bench: ours and
+Debian's QEMU (the reference column) in one batch.
+
+The L2 guest mounts the first ISO and reads a file, unmounts it (sr then
+unlocks the tray) and says so; the L1 script then sends
+blockdev-change-medium over QMP (-qmp tcp on L1's loopback, busybox nc as
+the client); the guest keeps trying to mount until the second ISO's file
+is there, and prints it with the new size sr found. Ours needs the QMP
+server (branch qmp-server) for its column; run `-k reference` until then.
+"""
+
+import shutil
+import subprocess
+
+import pytest
+
+import kvmhost
+from kvmhost import Fragment, expect_guest, l2_args
+
+REFERENCE = shutil.which("qemu-system-x86_64", path="/usr/bin")
+PORTS = {"ours": 4444, "reference": 4445}     # fragments may share an L1
+
+GUEST = (
+    "i=0; while [ ! -b /dev/sr0 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; "
+    "mount -t iso9660 -o ro /dev/sr0 /mnt && echo first=$(cat /mnt/name.txt); umount /mnt; "
+    "echo CD-ONE-DONE; "
+    "i=0; while [ $i -lt 240 ]; do "
+    "if mount -t iso9660 -o ro /dev/sr0 /mnt 2>/dev/null; then "
+    "[ \"$(cat /mnt/name.txt)\" = two ] && break; umount /mnt; fi; sleep 0.5; i=$((i+1)); done; "
+    "echo second=$(cat /mnt/name.txt); echo cd-size=$(cat /sys/block/sr0/size); umount /mnt")
+
+
+def qmp_script(port):
+    change = ('{"execute":"blockdev-change-medium","arguments":{"device":"ide1-cd0",'
+              '"filename":"\'"$BENCH_FILES/two.iso"\'","format":"raw"}}')
+    # L1's loopback may be down: QMP is the only thing on it here.
+    return ("ip link set lo up\n"
+            f"(printf '%s\\n' '{{\"execute\":\"qmp_capabilities\"}}' '{change}'; sleep 3) "
+            f"| nc 127.0.0.1 {port} > \"$WORK/qmp.out\" 2>&1\n"
+            "echo nc-rc=$?\n"
+            "sed 's/^/qmp: /' \"$WORK/qmp.out\"\n")
+
+
+@pytest.fixture(scope="module")
+def isos(tmp_path_factory):
+    genisoimage = shutil.which("genisoimage") or shutil.which("mkisofs")
+    if not genisoimage:
+        pytest.skip("genisoimage is not installed (apt-get install genisoimage)")
+    made = {}
+    for name, pad_kib in (("one", 64), ("two", 1024)):
+        tree = tmp_path_factory.mktemp(f"tree-{name}")
+        (tree / "name.txt").write_text(name + "\n")
+        (tree / "pad.bin").write_bytes(b"\x5a" * pad_kib * 1024)
+        image = tmp_path_factory.mktemp(f"iso-{name}") / f"{name}.iso"
+        subprocess.run([genisoimage, "-quiet", "-r", "-J", "-o", str(image), str(tree)],
+                       check=True)
+        made[name] = image
+    return made
+
+
+@pytest.fixture(scope="module")
+def runs(our_vmm, isos):
+    frags = []
+    for kind, vmm in (("ours", our_vmm), ("reference", REFERENCE)):
+        if not vmm:
+            continue
+        args = l2_args(GUEST, smp=1, extra=["-cdrom", '"$BENCH_FILES/one.iso"', "-qmp",
+                                            f"tcp:127.0.0.1:{PORTS[kind]},server=on,wait=off"])
+        script = (f"guest_start cd 240 {args}\n"
+                  f"if guest_wait_for cd CD-ONE-DONE 180; then\n{qmp_script(PORTS[kind])}fi\n"
+                  f"guest_wait cd\n")
+        frags.append(Fragment(f"{kind}_change", script, vmm, limit=300))
+    return kvmhost.run_batch(frags, files={"one.iso": str(isos["one"]),
+                                           "two.iso": str(isos["two"])})
+
+
+@pytest.mark.parametrize("kind", ["ours", "reference"])
+def test_sr_sees_the_new_disc(runs, isos, kind):
+    if f"{kind}_change" not in runs:
+        pytest.skip("Debian's qemu-system-x86 is not installed")
+    outcome = runs[f"{kind}_change"]
+    try:
+        g = expect_guest(outcome, "cd", exit_status=0,
+                         contains=["^first=one$", "^second=two$"])
+    except AssertionError as e:
+        raise AssertionError(f"{e}\n--- L1 script output ---\n{outcome.output}") from None
+    size = int(g.log.split("cd-size=")[1].split()[0]) * 512
+    assert size == isos["two"].stat().st_size, g.log
+    qmp = "\n".join(line for line in outcome.output.splitlines() if line.startswith("qmp: "))
+    assert '"return": {}' in qmp, outcome.output
+    assert qmp.count('"DEVICE_TRAY_MOVED"') == 2, qmp       # opened, then closed

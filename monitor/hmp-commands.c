@@ -64,9 +64,18 @@ static JsonNode *call_qmp(HmpCall *call, const char *name, JsonObject *args)
     return ret;
 }
 
+/* A command that prints nothing on success. */
+static void call_qmp_quietly(HmpCall *call, const char *name, JsonObject *args)
+{
+    JsonNode *ret = call_qmp(call, name, args);
+    if (ret) {
+        json_node_unref(ret);
+    }
+}
+
 static void run_plain(HmpCall *call)
 {
-    g_autoptr(JsonNode) ret = call_qmp(call, call->cmd->qmp, NULL);
+    call_qmp_quietly(call, call->cmd->qmp, NULL);
 }
 
 static void run_info(HmpCall *call)
@@ -90,7 +99,7 @@ static void run_eject(HmpCall *call)
     g_autoptr(JsonObject) args = json_object_new();
     json_object_set_string_member(args, "device", call->args[0]);
     json_object_set_boolean_member(args, "force", call->option['f' - 'a']);
-    g_autoptr(JsonNode) ret = call_qmp(call, "eject", args);
+    call_qmp_quietly(call, "eject", args);
 }
 
 static void run_change(HmpCall *call)
@@ -101,7 +110,7 @@ static void run_change(HmpCall *call)
     if (call->nargs > 2) {
         json_object_set_string_member(args, "format", call->args[2]);
     }
-    g_autoptr(JsonNode) ret = call_qmp(call, "blockdev-change-medium", args);
+    call_qmp_quietly(call, "blockdev-change-medium", args);
 }
 
 /* ---- help ---- */

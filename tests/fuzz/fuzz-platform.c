@@ -299,10 +299,11 @@ static void machine_reset(void)
 static bool machine_handle_requests(void)
 {
     int status;
-    if (runstate_take_shutdown_request(&status)) {
+    ShutdownCause cause;
+    if (runstate_take_shutdown_request(&cause, &status)) {
         return false;
     }
-    if (runstate_take_reset_request()) {
+    if (runstate_take_reset_request(&cause)) {
         machine_reset();
     }
     if (runstate_take_suspend_request()) {

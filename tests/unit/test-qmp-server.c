@@ -401,7 +401,7 @@ static void test_qmp_events_from_threads(void)
     Chardev *chr = chardev_new(spec, &err);
     g_assert_true(qmp_monitor_new(chr, false, &err));
     int fd = unix_connect(path);
-    g_autoptr(GPtrArray) greeting = exchange(fd, NULL);
+    g_ptr_array_unref(exchange(fd, NULL));     /* the greeting */
     g_autoptr(GPtrArray) neg = exchange(fd, "{\"execute\": \"qmp_capabilities\"}");
     g_assert_cmpuint(neg->len, ==, 1);
 

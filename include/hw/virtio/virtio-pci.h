@@ -44,6 +44,7 @@
 #ifndef HW_VIRTIO_VIRTIO_PCI_H
 #define HW_VIRTIO_VIRTIO_PCI_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include "exec/memory.h"
@@ -205,6 +206,12 @@ typedef struct VirtIOPCIProxy {
     VirtIOPCIKick *kicks;               /* one per queue */
     EventNotifier *vector_notifiers;    /* one per MSI-X vector, bound for good;
                                          * NULL with x-irqfd=off */
+    /* Copies of config space state that a queue's data path reads under
+     * its own lock (virtio.h, "Queue locks"), kept by the config write
+     * hook and reset under the device lock: vectors go out through their
+     * notifiers (MSI-X on, x-irqfd on), and COMMAND.MASTER. */
+    atomic_bool vectors_lockfree;
+    atomic_bool bus_master;
 } VirtIOPCIProxy;
 
 /*
@@ -224,7 +231,7 @@ bool virtio_pci_init(VirtIOPCIProxy *proxy, VirtIODevice *vdev, PCIBus *bus, int
 
 /*
  * Serve now, on the calling thread, the kicks signalled and not yet
- * consumed (takes the device lock). A device's drain calls it before
+ * consumed (takes each queue's lock: virtio_queue_lock). A device's drain calls it before
  * waiting for its host I/O: with the vCPUs paused no kick can follow, so
  * no request is submitted after the drain returns.
  */

@@ -4,7 +4,7 @@
  * header the driver expects.
  *
  * Threads: the peer calls virtio_net_receive on the device's context
- * with no lock held; it takes the device lock. It never waits: with no
+ * with no lock held; it takes the pair's lock. It never waits: with no
  * buffers (or, with MRG_RXBUF, too few for the whole frame) it asks the
  * driver for a kick and returns 0, the peer keeps the frame and stops
  * sending, and the kick (virtio_net_rx_wake) tells it to send again.

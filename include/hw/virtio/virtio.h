@@ -76,7 +76,8 @@
 typedef struct VirtIODevice VirtIODevice;
 typedef struct VirtQueue VirtQueue;
 
-/* Called when the driver kicks a queue, with the device lock held. */
+/* Called when the driver kicks a queue, with the queue's lock held (the
+ * device lock for a queue without one; see "Queue locks"). */
 typedef void VirtQueueHandler(VirtIODevice *vdev, VirtQueue *vq);
 
 struct VirtQueue {
@@ -97,7 +98,9 @@ struct VirtQueue {
     /* Inside a section of the queue's lock (virtio_queue_lock): whether
      * the thread holds the device lock too (then interrupts go out at
      * once), and what had to wait for the device lock until the section
-     * ends: the queue's interrupt, a configuration interrupt. */
+     * ends: the queue's interrupt, a configuration interrupt. A section
+     * entered by one queue pushes to that queue only (a pair's RX path
+     * does not touch its transmitq), so these flags are the queue's. */
     bool section_has_device_lock;
     bool irq_deferred, config_irq_deferred;
 };

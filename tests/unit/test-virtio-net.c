@@ -11,6 +11,8 @@
  * served at once from two threads under their own locks, and resets
  * racing them.
  */
+#include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 #include <glib.h>
 #include "hw/irq.h"
@@ -1104,6 +1106,46 @@ static void reset_lock_stats(TestNet *t)
     }
 }
 
+/* x-query-device-locks lists each pair's lock right after the function's,
+ * naming the function, with the count the statistics hold; so does the
+ * lock-stats=on print. */
+static void check_pair_locks_reported(TestNet *t, uint64_t per_pair)
+{
+    g_autoptr(JsonNode) ret = qmp_ok("x-query-device-locks", "{}");
+    JsonArray *locks = json_object_get_array_member(json_node_get_object(ret), "locks");
+    unsigned n = json_array_get_length(locks), own = n;
+    for (unsigned i = 0; i < n; i++) {
+        JsonObject *l = json_array_get_object_element(locks, i);
+        if (!strcmp(json_object_get_string_member(l, "name"), t->qdev->id)) {
+            own = i;
+            g_assert_false(json_object_has_member(l, "device"));
+        }
+    }
+    g_assert_cmpuint(own + 2, <, n);
+    for (unsigned p = 0; p < 2; p++) {
+        JsonObject *l = json_array_get_object_element(locks, own + 1 + p);
+        g_autofree char *name = g_strdup_printf("%s.qp%u", t->qdev->id, p);
+        g_assert_cmpstr(json_object_get_string_member(l, "name"), ==, name);
+        g_assert_cmpstr(json_object_get_string_member(l, "device"), ==, t->qdev->id);
+        g_assert_cmpstr(json_object_get_string_member(l, "type"), ==, "virtio-net-pci");
+        g_assert_cmpint(json_object_get_int_member(l, "acquisitions"), ==, per_pair);
+    }
+    g_autofree char *printed = NULL;
+    size_t len;
+    FILE *out = open_memstream(&printed, &len);
+    device_lock_stats_print(out);
+    fclose(out);
+    /* The device's own line (no acquisitions), then its pairs'. */
+    g_autofree char *own_line = g_strdup_printf("\n  %-16s %-16s %12d ", t->qdev->id,
+                                                "virtio-net-pci", 0);
+    g_autofree char *qp1_name = g_strdup_printf("%s.qp1", t->qdev->id);
+    g_autofree char *qp1 = g_strdup_printf("\n  %-16s %-16s %12" PRIu64 " ", qp1_name,
+                                           "virtio-net-pci", per_pair);
+    const char *at = strstr(printed, own_line);
+    g_assert_nonnull(at);
+    g_assert_nonnull(strstr(at, qp1));
+}
+
 /*
  * Two threads, one per queue pair, each receiving frames into its pair
  * and sending through it at once, with nothing else running: every frame
@@ -1139,6 +1181,7 @@ static void pairs_from_two_threads(bool per_device)
     g_assert_cmpuint(lock_stats(&t->qdev->lock).acquisitions, ==, 0);
     g_assert_cmpuint(lock_stats(device_global_lock()).acquisitions, ==,
                      per_device ? 0 : 2 * per_pair);
+    check_pair_locks_reported(t, per_device ? per_pair : 0);
     /* The vectors went out through their notifiers; the main loop
      * delivers them (no KVM here). Queue q has vector q + 1. */
     vpd_settle();

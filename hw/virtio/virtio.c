@@ -138,8 +138,12 @@ void virtio_queues_quiesce(VirtIODevice *vdev)
     for (unsigned i = 0; vdev->queue_locks && i < vdev->queue_locks->len; i++) {
         device_sublock_lock_nested(g_ptr_array_index(vdev->queue_locks, i));
     }
+    /* Whatever a quiesced queue pushes (vhost handing a ring back, the
+     * control queue at a pair's index) interrupts at once. */
     for (unsigned i = 0; i < vdev->num_queues; i++) {
-        vdev->vqs[i].section_has_device_lock = true;
+        if (vdev->vqs[i].lock) {
+            vdev->vqs[i].section_has_device_lock = true;
+        }
     }
 }
 

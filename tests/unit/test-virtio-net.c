@@ -130,6 +130,7 @@ typedef struct TestOptions {
     bool mq;
     uint64_t driver_features;   /* 0: all the device offers */
     uint16_t tx_queue_size;     /* 0: 256 */
+    bool no_irqfd;              /* x-irqfd=off: vectors sent from user space */
 } TestOptions;
 
 typedef struct TestNet {
@@ -192,8 +193,10 @@ static TestNet *net_new(const TestOptions *o)
         t->iothread = iothread_new("vnet-io", &err);
         g_assert_nonnull(t->iothread);
     }
+    VirtIOPCIConf pci = VIRTIO_PCI_CONF_DEFAULTS;
+    pci.irqfd = !o->no_irqfd;
     VirtIONetConf conf = {
-        .netdev = t->netdev, .mac = test_mac, .mq = o->mq, .rx_queue_size = 256,
+        .netdev = t->netdev, .mac = test_mac, .mq = o->mq, .rx_queue_size = 256, .pci = &pci,
         .iothread = t->iothread,
         .tx_queue_size = o->tx_queue_size ? o->tx_queue_size : 256, .features = ALL_FEATURES,
     };
@@ -1018,9 +1021,9 @@ static void numbered_frame(uint8_t *f, unsigned pair, unsigned i)
 
 /* Two pairs in use, every receive buffer of both posted; the driver's
  * used-ring view and the peers' records start empty. */
-static TestNet *two_pairs_new(void)
+static TestNet *two_pairs_new(bool irqfd)
 {
-    TestNet *t = net_new(&(TestOptions) { .queues = 2, .mq = true });
+    TestNet *t = net_new(&(TestOptions) { .queues = 2, .mq = true, .no_irqfd = !irqfd });
     uint16_t pairs = 2;
     g_assert_cmpuint(ctrl_cmd(t, VIRTIO_NET_CTRL_MQ, VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET, &pairs, 2),
                      ==, VIRTIO_NET_OK);
@@ -1157,7 +1160,7 @@ static void check_pair_locks_reported(TestNet *t, uint64_t per_pair)
 static void pairs_from_two_threads(bool per_device)
 {
     device_lock_set_per_device(per_device);
-    TestNet *t = two_pairs_new();
+    TestNet *t = two_pairs_new(true);
     DeviceLock *pair_lock[2] = { t->qdev->sublocks, t->qdev->sublocks->next_sub };
     g_autofree char *name0 = g_strdup_printf("%s.qp0", t->qdev->id);
     g_autofree char *name1 = g_strdup_printf("%s.qp1", t->qdev->id);
@@ -1206,11 +1209,44 @@ static void test_pairs_two_threads_global_lock(void)
     pairs_from_two_threads(false);
 }
 
+/*
+ * x-irqfd=off: a vector is sent from user space, which reads the MSI-X
+ * table (device state), so a pair sends it under the device lock after
+ * dropping its own. Each such send is one device-lock acquisition and
+ * one message, on the pair's thread (nothing runs the main loop here).
+ */
+static void test_pairs_user_space_vectors(void)
+{
+    TestNet *t = two_pairs_new(false);
+    DeviceLock *pair_lock[2] = { t->qdev->sublocks, t->qdev->sublocks->next_sub };
+    reset_lock_stats(t);
+    PairWorker w[2] = { { t, 0, false, 0 }, { t, 1, false, 0 } };
+    GThread *th[2];
+    for (unsigned p = 0; p < 2; p++) {
+        th[p] = g_thread_new("pair", pair_worker, &w[p]);
+    }
+    for (unsigned p = 0; p < 2; p++) {
+        g_thread_join(th[p]);
+        g_assert_cmpuint(lock_stats(pair_lock[p]).acquisitions, ==,
+                         PAIR_RX_FRAMES + PAIR_TX_FRAMES);
+    }
+    unsigned sent = 0;
+    for (unsigned q = 0; q < 4; q++) {
+        g_assert_cmpuint(msis[q + 1], >=, 1);
+        sent += msis[q + 1];
+    }
+    g_assert_cmpuint(lock_stats(&t->qdev->lock).acquisitions, ==, sent);
+    for (unsigned p = 0; p < 2; p++) {
+        check_pair_frames(t, p);
+    }
+    net_free(t);
+}
+
 /* The same with TX kicked through the doorbells, served on the main loop
  * (under each pair's lock) while the two threads receive. */
 static void test_pairs_kicked(void)
 {
-    TestNet *t = two_pairs_new();
+    TestNet *t = two_pairs_new(true);
     PairWorker w[2] = { { t, 0, true, 0 }, { t, 1, true, 0 } };
     GThread *th[2];
     for (unsigned p = 0; p < 2; p++) {
@@ -1273,7 +1309,7 @@ static gpointer reset_device(gpointer opaque)
  */
 static void test_pairs_reset_waits(void)
 {
-    TestNet *t = two_pairs_new();
+    TestNet *t = two_pairs_new(true);
     NetClientInfo stalling = fake_info;
     stalling.receive = stalling_receive;
     stall = (StalledPeer) { 0 };
@@ -1333,7 +1369,7 @@ static gpointer racing_worker(gpointer opaque)
 
 static void test_pairs_reset_racing_traffic(void)
 {
-    TestNet *t = two_pairs_new();
+    TestNet *t = two_pairs_new(true);
     uint8_t f[PAIR_FRAME_LEN];
     VirtIONetHdr hdr = { 0 };
     for (unsigned p = 0; p < 2; p++) {
@@ -1547,6 +1583,7 @@ int main(int argc, char **argv)
     g_test_add_func("/virtio-net/pairs/two-threads", test_pairs_two_threads);
     g_test_add_func("/virtio-net/pairs/two-threads-global-lock",
                     test_pairs_two_threads_global_lock);
+    g_test_add_func("/virtio-net/pairs/user-space-vectors", test_pairs_user_space_vectors);
     g_test_add_func("/virtio-net/pairs/kicked", test_pairs_kicked);
     g_test_add_func("/virtio-net/pairs/reset-waits", test_pairs_reset_waits);
     g_test_add_func("/virtio-net/pairs/reset-racing-traffic", test_pairs_reset_racing_traffic);

@@ -25,9 +25,7 @@
 /* Can the driver take frames on q's receiveq now? */
 static bool virtio_net_rx_ready(VirtIONetQueue *q)
 {
-    VirtIODevice *vdev = &q->n->vdev;
-    return !vdev->broken && !vdev->reset_pending && (vdev->status & VIRTIO_CONFIG_S_DRIVER_OK) &&
-           q->pair < q->n->curr_pairs && q->rx_vq->enabled;
+    return virtio_queue_runnable(q->rx_vq) && q->pair < q->n->curr_pairs;
 }
 
 void virtio_net_rx_wake(VirtIONetQueue *q)

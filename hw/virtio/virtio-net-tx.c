@@ -140,9 +140,7 @@ static VirtQueueElement *virtio_net_tx_next(VirtIONetQueue *q)
 /* Can the queue run in user space now? */
 static bool virtio_net_tx_runnable(VirtIONetQueue *q)
 {
-    VirtIODevice *vdev = &q->n->vdev;
-    return !q->vhost_started && !vdev->broken && !vdev->reset_pending &&
-           (vdev->status & VIRTIO_CONFIG_S_DRIVER_OK) && q->tx_vq->enabled;
+    return !q->vhost_started && virtio_queue_runnable(q->tx_vq);
 }
 
 /* One burst, with the pair's lock held. */

@@ -6,7 +6,11 @@
  *   <- { "return": { "device-lock": "on",
  *                    "locks": [ { "name": "global", "type": "(global)",
  *                                 "acquisitions": 0, "contended": 0, "wait-ns": 0 },
- *                               { "name": "serial0", "type": "isa-serial", ... } ] } }
+ *                               { "name": "serial0", "type": "isa-serial", ... },
+ *                               { "name": "virtio-net0.qp0", "type": "virtio-net-pci",
+ *                                 "device": "virtio-net0", ... } ] } }
+ * A sub-lock (hw/qdev.h: a queue pair's) follows its device's lock and
+ * names that device in "device".
  *
  * The counters are atomics read (or exchanged with zero, for reset) one
  * by one: no device lock is taken, so a vCPU inside a handler is never
@@ -27,6 +31,9 @@ static void add_lock_entry(const char *type, DeviceLock *lock, void *opaque)
     JsonObject *entry = json_object_new();
     json_object_set_string_member(entry, "name", lock->name);
     json_object_set_string_member(entry, "type", type);
+    if (lock->owner) {
+        json_object_set_string_member(entry, "device", lock->owner->id);
+    }
     json_object_set_int_member(entry, "acquisitions", (int64_t)st.acquisitions);
     json_object_set_int_member(entry, "contended", (int64_t)st.contended);
     json_object_set_int_member(entry, "wait-ns", (int64_t)st.wait_ns);

@@ -43,6 +43,8 @@ void device_init(QEMUDevice *dev, const char *type, const char *id_prefix)
     dev->id = id;
     dev->id_given = false;
     device_lock_init(&dev->lock, dev->id);
+    dev->lock.owner = NULL;
+    dev->sublocks = NULL;
     dev->next = NULL;
     *device_list_tail = dev;
     device_list_tail = &dev->next;
@@ -75,10 +77,10 @@ static int64_t monotonic_ns(void)
     return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-void device_lock(QEMUDevice *dev)
+/* Take lock, counting it; the uncontended path costs one trylock and one
+ * relaxed increment. */
+static void device_lock_acquire(DeviceLock *lock)
 {
-    DeviceLock *lock = device_lock_of(dev);
-    /* The uncontended path costs one trylock and one relaxed increment. */
     if (pthread_mutex_trylock(&lock->mutex) != 0) {
         int64_t start = monotonic_ns();
         pthread_mutex_lock(&lock->mutex);
@@ -89,9 +91,58 @@ void device_lock(QEMUDevice *dev)
     atomic_fetch_add_explicit(&lock->acquisitions, 1, memory_order_relaxed);
 }
 
+void device_lock(QEMUDevice *dev)
+{
+    device_lock_acquire(device_lock_of(dev));
+}
+
 void device_unlock(QEMUDevice *dev)
 {
     pthread_mutex_unlock(&device_lock_of(dev)->mutex);
+}
+
+/* ---- sub-locks (hw/qdev.h) ---- */
+
+static char *sublock_name(const QEMUDevice *dev, const char *suffix)
+{
+    return g_strdup_printf("%s.%s", dev->id, suffix);
+}
+
+void device_sublock_init(QEMUDevice *dev, DeviceLock *lock, const char *suffix)
+{
+    device_lock_init(lock, sublock_name(dev, suffix));
+    lock->owner = dev;
+    lock->suffix = suffix;
+    lock->next_sub = NULL;
+    DeviceLock **tail = &dev->sublocks;
+    while (*tail) {
+        tail = &(*tail)->next_sub;
+    }
+    *tail = lock;
+}
+
+void device_sublock_lock(DeviceLock *lock)
+{
+    device_lock_acquire(per_device_locking ? lock : &global_lock);
+}
+
+void device_sublock_unlock(DeviceLock *lock)
+{
+    pthread_mutex_unlock(&(per_device_locking ? lock : &global_lock)->mutex);
+}
+
+void device_sublock_lock_nested(DeviceLock *lock)
+{
+    if (per_device_locking) {
+        device_lock_acquire(lock);
+    }
+}
+
+void device_sublock_unlock_nested(DeviceLock *lock)
+{
+    if (per_device_locking) {
+        pthread_mutex_unlock(&lock->mutex);
+    }
 }
 
 QEMUDevice *device_find(const char *id)
@@ -110,6 +161,11 @@ void device_set_id(QEMUDevice *dev, const char *id)
     dev->id = g_strdup(id);
     dev->id_given = true;
     dev->lock.name = dev->id;
+    /* The sub-locks' names follow (the machine is still being built). */
+    for (DeviceLock *sub = dev->sublocks; sub; sub = sub->next_sub) {
+        g_free((char *)sub->name);
+        sub->name = sublock_name(dev, sub->suffix);
+    }
 }
 
 void device_drain_all(void)
@@ -157,6 +213,9 @@ void device_lock_foreach(void (*fn)(const char *type, DeviceLock *lock, void *op
     fn("(global)", &global_lock, opaque);
     for (QEMUDevice *dev = device_list; dev; dev = dev->next) {
         fn(dev->type, &dev->lock, opaque);
+        for (DeviceLock *sub = dev->sublocks; sub; sub = sub->next_sub) {
+            fn(dev->type, sub, opaque);
+        }
     }
 }
 

@@ -43,7 +43,11 @@ QEMUBH *qemu_bh_new(GMainContext *ctx, QEMUBHFunc *cb, void *opaque)
 {
     QEMUBH *bh = (QEMUBH *)g_source_new(&bh_funcs, sizeof(QEMUBH));
     bh->ctx = ctx;
-    atomic_init(&bh->scheduled, false);
+    /* A store, not atomic_init: a BH made on another thread than ctx's is
+     * published by g_source_attach under GLib's own lock, which
+     * ThreadSanitizer cannot see; the context's first atomic load then
+     * reads from this store, which orders the allocation before it. */
+    atomic_store(&bh->scheduled, false);
     bh->cb = cb;
     bh->opaque = opaque;
     g_source_attach(&bh->source, ctx);

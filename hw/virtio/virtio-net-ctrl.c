@@ -254,5 +254,5 @@ void virtio_net_ctrl_kick(VirtIONet *n, VirtQueue *vq)
         }
         virtio_net_ctrl_handle(n, vq, elem);
     }
-    virtio_notify_pushed(&n->vdev);
+    virtio_queue_notify_pushed(vq);
 }

@@ -5,9 +5,25 @@
  * time) and virtio-net-ctrl.c (the control queue and the receive filter
  * it programs).
  *
- * Locking: all of it is guarded by the device lock (vdev.qdev), which the
- * queue pairs share; docs/network.md ("virtio-net") says why, and what a
- * lock per pair would take.
+ * Locking (docs/locking.md, "virtio-net queue pairs"): each queue pair
+ * has a lock of its own (VirtIONetQueue.lock, a sub-lock of the device
+ * named "<id>.qp<N>"), and the pair's data path runs under it alone: the
+ * peer's receive into the pair's receiveq, the transmitq's kicks, bottom
+ * half and send_ready, the used-ring pushes and the queues' interrupts.
+ * Two pairs never share a lock, so two threads (vCPUs, I/O threads)
+ * serve two pairs at once. Everything else (configuration, status and
+ * reset, features, the control queue and the receive filter it programs,
+ * link, vhost) is under the device lock (vdev.qdev), and whatever of it a
+ * pair reads (features, status, curr_pairs, host_hdr_len, the filter, the
+ * MAC, vhost_started) is written only while every pair lock is held as
+ * well (virtio_queues_quiesce), so a reset never races a frame in flight.
+ *
+ * Lock order: the device lock, then pair locks (all of them, in pair
+ * order, only under the device lock); a thread holding a pair lock takes
+ * no other lock of this device, and the device lock never under one. An
+ * interrupt that needs the device lock (MSI-X off, x-irqfd=off) is sent
+ * after the pair lock is dropped (virtio_queue_unlock). The argument that
+ * this cannot deadlock is in docs/locking.md.
  */
 #ifndef HW_VIRTIO_VIRTIO_NET_INTERNAL_H
 #define HW_VIRTIO_VIRTIO_NET_INTERNAL_H
@@ -29,7 +45,7 @@
  * Ethernet and VLAN headers. */
 #define VIRTIO_NET_MAX_FRAME    (65536 + ETH_HLEN + 4)
 /* Frames sent per TX kick before the rest waits for a bottom half, so
- * one busy queue cannot hold the context (and the device lock) for long. */
+ * one busy queue cannot hold the context (and the pair's lock) for long. */
 #define VIRTIO_NET_TX_BURST     256
 
 /* What the device accepts (virtio 1.x, "Packet Receive Filtering"). */
@@ -49,6 +65,8 @@ typedef struct VirtIONet VirtIONet;
 typedef struct VirtIONetQueue {
     VirtIONet *n;
     unsigned pair;
+    DeviceLock lock;            /* the pair's data path (see Locking above) */
+    char lock_suffix[8];        /* "qp<pair>": the lock's name after the device id */
     VirtQueue *rx_vq, *tx_vq;
     NetClientState *nc;
 
@@ -79,6 +97,10 @@ struct VirtIONet {
     unsigned max_pairs;
     unsigned curr_pairs;        /* MQ: VQ_PAIRS_SET; else 1 */
     VirtIONetQueue *queues;     /* max_pairs */
+    /* A driver without MQ finds the controlq at 2, which is pair 1's
+     * receiveq by its lock: its kicks arrive under that pair lock, and
+     * the commands, which need the device lock, run from this bottom half. */
+    QEMUBH *ctrl_bh;
     GMainContext *ctx;          /* the device's (its iothread's, or the main loop's) */
     /* The peer carries vnet headers (a tap): then frames in both
      * directions start with one of host_hdr_len bytes, the guest's own
@@ -105,7 +127,7 @@ unsigned virtio_net_guest_hdr_len(VirtIONet *n);
 VirtQueueElement *virtio_net_pop(VirtQueue *vq);
 
 /* ---- virtio-net-tx.c ---- */
-/* The transmitq was kicked (device lock held). */
+/* The transmitq was kicked (the pair's lock held). */
 void virtio_net_tx_kick(VirtIONetQueue *q);
 /* NetClientInfo.send_ready and the burst bottom half (no lock held). */
 void virtio_net_tx_resume(NetClientState *nc);
@@ -114,9 +136,11 @@ void virtio_net_tx_bh(void *opaque);
 void virtio_net_tx_reset(VirtIONetQueue *q);
 
 /* ---- virtio-net-rx.c ---- */
-/* NetClientInfo.receive (on the device's context, no lock held). */
+/* NetClientInfo.receive (on the device's context, no lock held; takes
+ * the pair's lock). */
 ssize_t virtio_net_receive(NetClientState *nc, const struct iovec *iov, int iovcnt);
-/* The receiveq was kicked, or the pair became usable: wake a waiting peer. */
+/* The receiveq was kicked, or the pair became usable: wake a waiting
+ * peer. The pair's lock held (or every pair's: a quiesce). */
 void virtio_net_rx_wake(VirtIONetQueue *q);
 /* Drop the stashed chains (reset). */
 void virtio_net_rx_reset(VirtIONetQueue *q);
@@ -135,7 +159,7 @@ bool virtio_net_vhost_stop(VirtIONet *n);
 void virtio_net_vhost_free(VirtIONet *n);
 
 /* ---- virtio-net-ctrl.c ---- */
-/* The controlq was kicked (device lock held). */
+/* The controlq was kicked (device lock held, every pair quiesced). */
 void virtio_net_ctrl_kick(VirtIONet *n, VirtQueue *vq);
 /* The filter after reset: promiscuous, as QEMU, for drivers without CTRL_RX. */
 void virtio_net_filter_reset(VirtIONetFilter *f);

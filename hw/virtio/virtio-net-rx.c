@@ -4,7 +4,7 @@
  * header the driver expects.
  *
  * Threads: the peer calls virtio_net_receive on the device's context
- * with no lock held; it takes the device lock. It never waits: with no
+ * with no lock held; it takes the pair's lock. It never waits: with no
  * buffers (or, with MRG_RXBUF, too few for the whole frame) it asks the
  * driver for a kick and returns 0, the peer keeps the frame and stops
  * sending, and the kick (virtio_net_rx_wake) tells it to send again.
@@ -25,9 +25,7 @@
 /* Can the driver take frames on q's receiveq now? */
 static bool virtio_net_rx_ready(VirtIONetQueue *q)
 {
-    VirtIODevice *vdev = &q->n->vdev;
-    return !vdev->broken && !vdev->reset_pending && (vdev->status & VIRTIO_CONFIG_S_DRIVER_OK) &&
-           q->pair < q->n->curr_pairs && q->rx_vq->enabled;
+    return virtio_queue_runnable(q->rx_vq) && q->pair < q->n->curr_pairs;
 }
 
 void virtio_net_rx_wake(VirtIONetQueue *q)
@@ -128,7 +126,7 @@ static bool virtio_net_rx_over_mtu(VirtIONet *n, const VirtIONetHdr *hdr, size_t
            frame_len > (size_t)n->mtu + ETH_HLEN + 4;
 }
 
-/* With the device lock held: the frame's length once taken (delivered or
+/* With the pair's lock held: the frame's length once taken (delivered or
  * dropped), 0 if the peer must keep it. */
 static ssize_t virtio_net_rx_frame(VirtIONetQueue *q, const struct iovec *iov, int iovcnt,
                                    size_t size)
@@ -185,17 +183,16 @@ static ssize_t virtio_net_rx_frame(VirtIONetQueue *q, const struct iovec *iov, i
         off += lens[i];
     }
     virtqueue_push_batch(q->rx_vq, elems, lens, count);
-    virtio_notify_pushed(&n->vdev);
+    virtio_queue_notify_pushed(q->rx_vq);
     return size;
 }
 
 ssize_t virtio_net_receive(NetClientState *nc, const struct iovec *iov, int iovcnt)
 {
     VirtIONetQueue *q = nc->opaque;
-    QEMUDevice *qdev = q->n->vdev.qdev;
     size_t size = iov_size(iov, iovcnt);
-    device_lock(qdev);
+    virtio_queue_lock(q->rx_vq);
     ssize_t ret = virtio_net_rx_frame(q, iov, iovcnt, size);
-    device_unlock(qdev);
+    virtio_queue_unlock(q->rx_vq);
     return ret;
 }

@@ -2,11 +2,11 @@
  * virtio-net's transmit path: a chain of the transmitq is a header and a
  * frame; the frame goes to the peer with net_send.
  *
- * Threads: a kick is served on the device's context with the device lock
- * held (virtio-pci). A burst sends at most VIRTIO_NET_TX_BURST frames and
- * leaves the rest to a bottom half on the same context, which takes the
- * lock again: another pair's kick, or the receive path, gets the lock in
- * between. When the peer refuses a frame (net_send returns 0) the chain is
+ * Threads: a kick is served on the device's context with the pair's lock
+ * held (virtio-pci takes the queue's lock). A burst sends at most
+ * VIRTIO_NET_TX_BURST frames and leaves the rest to a bottom half on the
+ * same context, which takes the lock again: the pair's receive path, or a
+ * reset, gets the lock in between. Other pairs never wait for this one. When the peer refuses a frame (net_send returns 0) the chain is
  * kept, kicks stay off, and the peer's send_ready resumes the queue.
  *
  * With a peer that carries vnet headers (a tap) the chain goes out as it
@@ -140,12 +140,10 @@ static VirtQueueElement *virtio_net_tx_next(VirtIONetQueue *q)
 /* Can the queue run in user space now? */
 static bool virtio_net_tx_runnable(VirtIONetQueue *q)
 {
-    VirtIODevice *vdev = &q->n->vdev;
-    return !q->vhost_started && !vdev->broken && !vdev->reset_pending &&
-           (vdev->status & VIRTIO_CONFIG_S_DRIVER_OK) && q->tx_vq->enabled;
+    return !q->vhost_started && virtio_queue_runnable(q->tx_vq);
 }
 
-/* One burst, with the device lock held. */
+/* One burst, with the pair's lock held. */
 static void virtio_net_tx_run(VirtIONetQueue *q)
 {
     if (!virtio_net_tx_runnable(q)) {
@@ -176,7 +174,7 @@ static void virtio_net_tx_run(VirtIONetQueue *q)
         virtqueue_push(q->tx_vq, elem, 0);
         sent++;
     }
-    virtio_notify_pushed(&q->n->vdev);
+    virtio_queue_notify_pushed(q->tx_vq);
 }
 
 void virtio_net_tx_kick(VirtIONetQueue *q)
@@ -189,10 +187,9 @@ void virtio_net_tx_kick(VirtIONetQueue *q)
 
 static void virtio_net_tx_run_locked(VirtIONetQueue *q)
 {
-    QEMUDevice *qdev = q->n->vdev.qdev;
-    device_lock(qdev);
+    virtio_queue_lock(q->tx_vq);
     virtio_net_tx_run(q);
-    device_unlock(qdev);
+    virtio_queue_unlock(q->tx_vq);
 }
 
 void virtio_net_tx_resume(NetClientState *nc)

@@ -9,6 +9,11 @@
  * controlq at 2 * max_pairs. A driver without MQ uses one pair and finds
  * the controlq at 2 (virtio 1.x, "Virtqueues"): queue 2 is then the
  * control queue whatever the device's pair count.
+ *
+ * Locks: each queue pair's data path runs under the pair's own lock,
+ * everything here under the device lock; the device lock may be held
+ * when pair locks are taken (all of them, in order: a quiesce), never
+ * taken under one (virtio-net-internal.h, docs/locking.md).
  */
 #include <string.h>
 #include <glib.h>
@@ -64,13 +69,41 @@ static unsigned virtio_net_ctrl_index(VirtIONet *n)
     return virtio_has_feature(&n->vdev, VIRTIO_NET_F_MQ) ? 2 * n->max_pairs : 2;
 }
 
-/* A kick, with the device lock held, on the device's context. */
+/* The controlq's commands, with the device lock held and no pair lock:
+ * they change what the pairs read (filter, MAC, pairs in use). */
+static void virtio_net_ctrl_run(VirtIONet *n, VirtQueue *vq)
+{
+    virtio_queues_quiesce(&n->vdev);
+    virtio_net_ctrl_kick(n, vq);
+    virtio_queues_resume(&n->vdev);
+}
+
+/* The bottom half of a controlq kick that came under a pair's lock. */
+static void virtio_net_ctrl_bh(void *opaque)
+{
+    VirtIONet *n = opaque;
+    VirtIODevice *vdev = &n->vdev;
+    device_lock(vdev->qdev);
+    /* Still the controlq, and still runnable: a reset may have come first. */
+    VirtQueue *vq = virtio_get_queue(vdev, virtio_net_ctrl_index(n));
+    if (vq && virtio_has_feature(vdev, VIRTIO_NET_F_CTRL_VQ) && virtio_queue_runnable(vq)) {
+        virtio_net_ctrl_run(n, vq);
+    }
+    device_unlock(vdev->qdev);
+}
+
+/* A kick: of the controlq with the device lock held, of a pair's queue
+ * with the pair's lock held (virtio_queue_lock). */
 static void virtio_net_handle_queue(VirtIODevice *vdev, VirtQueue *vq)
 {
     VirtIONet *n = virtio_net_of(vdev);
     if (vq->index == virtio_net_ctrl_index(n) &&
         virtio_has_feature(vdev, VIRTIO_NET_F_CTRL_VQ)) {
-        virtio_net_ctrl_kick(n, vq);
+        if (vq->lock) {
+            qemu_bh_schedule(n->ctrl_bh);   /* a pair lock is held: not here */
+        } else {
+            virtio_net_ctrl_run(n, vq);
+        }
         return;
     }
     unsigned pair = vq->index / 2;
@@ -340,6 +373,7 @@ static void virtio_net_create_bhs(void *opaque)
     for (unsigned i = 0; i < n->max_pairs; i++) {
         n->queues[i].tx_bh = qemu_bh_new(n->ctx, virtio_net_tx_bh, &n->queues[i]);
     }
+    n->ctrl_bh = qemu_bh_new(n->ctx, virtio_net_ctrl_bh, n);
 }
 
 /* The pairs' NIC clients, pair i on netdev queue i, on the device's context. */
@@ -426,9 +460,15 @@ QEMUDevice *virtio_net_pci_new(PCIBus *bus, int devfn, const VirtIONetConf *conf
         virtio_net_free(d);
         return NULL;
     }
-    /* set_link and query-rx-filter name the NIC by the device's id. */
+    /* set_link and query-rx-filter name the NIC by the device's id. Each
+     * pair's data path gets its lock, a sub-lock of the function. */
     for (unsigned i = 0; i < n->max_pairs; i++) {
-        n->queues[i].nc->owner = n->vdev.qdev;
+        VirtIONetQueue *q = &n->queues[i];
+        q->nc->owner = n->vdev.qdev;
+        g_snprintf(q->lock_suffix, sizeof(q->lock_suffix), "qp%u", i);
+        device_sublock_init(n->vdev.qdev, &q->lock, q->lock_suffix);
+        virtio_queue_set_lock(q->rx_vq, &q->lock);
+        virtio_queue_set_lock(q->tx_vq, &q->lock);
     }
     if (conf->iothread) {
         iothread_run_sync(conf->iothread, virtio_net_create_bhs, n);

@@ -24,6 +24,9 @@ void virtio_pci_write_status(VirtIOPCIProxy *p, VirtIOPCIDriverInterface iface,
                              uint8_t status);
 /* The driver kicked queue: served now on this thread. */
 void virtio_pci_queue_kicked(VirtIOPCIProxy *p, unsigned queue);
+/* A doorbell write seen by a register handler (device lock held): takes
+ * the queue's lock as well (virtio_queue_lock_nested), then kicks. */
+void virtio_pci_register_kick(VirtIOPCIProxy *p, unsigned queue);
 /* queue was enabled through iface: its doorbell there becomes an
  * ioeventfd (unless ioeventfd=off). */
 void virtio_pci_declare_doorbell(VirtIOPCIProxy *p, unsigned queue,

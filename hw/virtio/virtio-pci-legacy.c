@@ -136,7 +136,7 @@ static void legacy_write_field(VirtIOPCIProxy *p, uint64_t offset, uint64_t valu
         p->queue_select = value;
         return;
     case VIRTIO_PCI_LEGACY_QUEUE_NOTIFY:
-        virtio_pci_queue_kicked(p, value);
+        virtio_pci_register_kick(p, value);
         return;
     case VIRTIO_PCI_LEGACY_MSIX_CONFIG:
         vdev->config_vector = virtio_pci_checked_vector(p, value);
@@ -146,11 +146,15 @@ static void legacy_write_field(VirtIOPCIProxy *p, uint64_t offset, uint64_t valu
     if (!vq) {
         qemu_log_mask(LOG_GUEST_ERROR, "%s: legacy write to queue %u, which does not exist: "
                       "ignored\n", virtio_name(vdev), p->queue_select);
-    } else if (offset == VIRTIO_PCI_LEGACY_QUEUE_PFN) {
+        return;
+    }
+    virtio_queue_lock_nested(vq);
+    if (offset == VIRTIO_PCI_LEGACY_QUEUE_PFN) {
         virtio_pci_legacy_set_pfn(p, vq, value);
     } else {
         virtio_queue_set_vector(vq, virtio_pci_checked_vector(p, value));
     }
+    virtio_queue_unlock_nested(vq);
 }
 
 static void virtio_pci_legacy_write(void *opaque, uint64_t offset, uint64_t value,

@@ -36,7 +36,7 @@ static VirtIOPCIProxy *proxy_of(VirtIODevice *vdev)
  * unmasked; masked, the signal sets its PBA bit and is sent on unmask;
  * with MSI-X off the function raises INTx and the ISR bits, and INTx
  * stays asserted until the driver reads the ISR. Any thread, with the
- * device lock held (the ISR is device state).
+ * device lock held (the ISR, the MSI-X table and PBA are device state).
  */
 static void virtio_pci_send_interrupt(VirtIODevice *vdev, uint16_t vector, uint8_t isr_bits)
 {
@@ -57,9 +57,46 @@ static void virtio_pci_send_interrupt(VirtIODevice *vdev, uint16_t vector, uint8
     pci_set_irq(&p->pci, true);
 }
 
-/* Every queue notification enters here, with the device lock held: from
- * the queue's notifier on the device's context, or from a doorbell's
- * write handler for a write the notifier does not match (all of them with
+/*
+ * A queue's vector from a data path under the queue's own lock: an
+ * event_notifier_set needs no lock, and the vector (the queue's, read
+ * under its lock) has its notifier for good. The MSI-X table, the PBA,
+ * the ISR and INTx are the device lock's: without the notifiers, or with
+ * MSI-X off, the caller sends after it has dropped the queue lock.
+ */
+static bool virtio_pci_send_interrupt_lockfree(VirtIODevice *vdev, uint16_t vector)
+{
+    VirtIOPCIProxy *p = proxy_of(vdev);
+    if (!atomic_load(&p->vectors_lockfree)) {
+        return false;
+    }
+    if (vector != VIRTIO_NO_VECTOR) {
+        event_notifier_set(&p->vector_notifiers[vector]);
+    }
+    return true;
+}
+
+/* After any config write or reset, under the device lock. A data path
+ * that read the old value raced the guest's own change, as a real
+ * device's interrupt in flight does: an MSI-X vector raised through its
+ * notifier just after the driver disabled MSI-X is dropped by the
+ * notifier's handler (msix_notify), as it would be then anyway. */
+static void virtio_pci_update_lockfree_state(VirtIOPCIProxy *p)
+{
+    atomic_store(&p->vectors_lockfree, p->vector_notifiers && msix_enabled(&p->pci));
+    atomic_store(&p->bus_master, pci_bus_master_enabled(&p->pci));
+}
+
+static void virtio_pci_config_written(PCIDevice *dev, uint32_t offset, uint32_t value,
+                                      unsigned len)
+{
+    virtio_pci_update_lockfree_state((VirtIOPCIProxy *)dev);
+}
+
+/* Every queue notification enters here, with the queue's lock held
+ * (virtio_queue_lock, or _nested under the device lock): from the queue's
+ * notifier on the device's context, or from a doorbell's write handler
+ * for a write the notifier does not match (all of them with
  * ioeventfd=off). */
 void virtio_pci_queue_kicked(VirtIOPCIProxy *p, unsigned queue)
 {
@@ -68,7 +105,7 @@ void virtio_pci_queue_kicked(VirtIOPCIProxy *p, unsigned queue)
         return;
     }
     /* Processing a queue is DMA: not without bus mastering. */
-    if (!pci_bus_master_enabled(&p->pci)) {
+    if (!atomic_load(&p->bus_master)) {
         qemu_log_mask(LOG_GUEST_ERROR, "%s: kick of queue %u with bus mastering off: "
                       "ignored\n", virtio_name(p->vdev), queue);
         return;
@@ -76,9 +113,26 @@ void virtio_pci_queue_kicked(VirtIOPCIProxy *p, unsigned queue)
     virtio_queue_notify(p->vdev, queue);
 }
 
+/* A doorbell write that reached a register handler (device lock held):
+ * the queue's lock too, as a kick needs it. */
+void virtio_pci_register_kick(VirtIOPCIProxy *p, unsigned queue)
+{
+    VirtQueue *vq = virtio_get_queue(p->vdev, queue);
+    if (!vq) {
+        qemu_log_mask(LOG_GUEST_ERROR, "%s: kick of queue %u, which does not exist: "
+                      "ignored\n", virtio_name(p->vdev), queue);
+        return;
+    }
+    virtio_queue_lock_nested(vq);
+    virtio_pci_queue_kicked(p, queue);
+    virtio_queue_unlock_nested(vq);
+}
+
 /*
- * A kick consumed with the device lock held, so that virtio_pci_flush_kicks
- * (a drain) and a reset see no kick taken but not yet served. A signal
+ * A kick consumed with the queue's lock held (the device lock for a queue
+ * without one), so that virtio_pci_flush_kicks (a drain) and a reset
+ * (which quiesces the queues) see no kick taken but not yet served. A
+ * signal
  * for a queue the reset disabled is dropped: the driver that made it has
  * reset the queue. (One that outlives a re-enable is a spurious kick,
  * which virtio allows.)
@@ -86,11 +140,12 @@ void virtio_pci_queue_kicked(VirtIOPCIProxy *p, unsigned queue)
 static void virtio_pci_serve_kick(VirtIOPCIKick *kick)
 {
     VirtIOPCIProxy *p = kick->proxy;
-    device_lock(&p->pci.qdev);
+    VirtQueue *vq = &p->vdev->vqs[kick->queue];
+    virtio_queue_lock(vq);
     if (event_notifier_test_and_clear(&kick->notifier) && kick->region) {
         virtio_pci_queue_kicked(p, kick->queue);
     }
-    device_unlock(&p->pci.qdev);
+    virtio_queue_unlock(vq);
 }
 
 /* On the device's context: KVM (or dispatch) signalled a queue's doorbell. */
@@ -402,7 +457,9 @@ static void virtio_pci_common_write(void *opaque, uint64_t offset, uint64_t valu
                           "ignored\n", virtio_name(vdev), p->queue_select);
             return;
         }
+        virtio_queue_lock_nested(vq);
         common_write_queue(p, vq, offset, value);
+        virtio_queue_unlock_nested(vq);
         break;
     }
     }
@@ -478,7 +535,7 @@ static void virtio_pci_notify_write(void *opaque, uint64_t offset, uint64_t valu
         return;
     }
     if (virtio_pci_driver_uses(p, VIRTIO_PCI_DRIVER_MODERN, "queue notification")) {
-        virtio_pci_queue_kicked(p, offset / VIRTIO_PCI_NOTIFY_MULTIPLIER);
+        virtio_pci_register_kick(p, offset / VIRTIO_PCI_NOTIFY_MULTIPLIER);
     }
 }
 
@@ -517,6 +574,7 @@ static void virtio_pci_qdev_reset(QEMUDevice *dev)
     VirtIOPCIProxy *p = (VirtIOPCIProxy *)dev;
     virtio_reset(p->vdev);
     pci_device_reset(&p->pci);
+    virtio_pci_update_lockfree_state(p);
 }
 
 static void virtio_pci_notifiers_free(VirtIOPCIProxy *p)
@@ -669,8 +727,10 @@ bool virtio_pci_init(VirtIOPCIProxy *p, VirtIODevice *vdev, PCIBus *bus, int dev
     vdev->qdev = &p->pci.qdev;
     vdev->transport = p;
     vdev->transport_notify = virtio_pci_send_interrupt;
+    vdev->transport_notify_lockfree = virtio_pci_send_interrupt_lockfree;
     vdev->transport_reset = virtio_pci_transport_reset;
     p->pci.qdev.reset = virtio_pci_qdev_reset;
+    p->pci.config_written = virtio_pci_config_written;
 
     if (p->legacy) {
         virtio_pci_legacy_init(p);
@@ -682,6 +742,7 @@ bool virtio_pci_init(VirtIOPCIProxy *p, VirtIODevice *vdev, PCIBus *bus, int dev
                                  VIRTIO_PCI_MSIX_BAR_SIZE);
     pci_register_bar(&p->pci, VIRTIO_PCI_MSIX_BAR, 0, &p->msix_bar);
     msix_init_in_bar(&p->pci, p->nvectors, VIRTIO_PCI_MSIX_BAR, 0, VIRTIO_PCI_MSIX_PBA_OFFSET);
+    virtio_pci_update_lockfree_state(p);
 
     p->ctx = iothread ? iothread_context(iothread) : main_loop_context();
     if (iothread) {

@@ -2,7 +2,8 @@
  * The transport-independent virtio 1.x device (hw/virtio/virtio.h):
  * features, status and reset, queue configuration, configuration space,
  * interrupts and DEVICE_NEEDS_RESET. Every function runs with the
- * device lock held.
+ * device lock held, except a queue's data path under its own lock
+ * (virtio_queue_lock; virtio.h, "Queue locks").
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -33,6 +34,7 @@ void virtio_init(VirtIODevice *vdev, uint16_t device_id, const VirtIODeviceOps *
     vdev->config = g_malloc0(config_len);
     vdev->num_queues = num_queues;
     vdev->vqs = g_new0(VirtQueue, num_queues);
+    vdev->queue_locks = g_ptr_array_new();
     for (unsigned i = 0; i < num_queues; i++) {
         vdev->vqs[i] = (VirtQueue) {
             .vdev = vdev, .index = i, .num_max = queue_size, .handler = handler,
@@ -53,7 +55,103 @@ void virtio_cleanup(VirtIODevice *vdev)
         vring_unmap(&vdev->vqs[i].ring);
     }
     g_clear_pointer(&vdev->vqs, g_free);
+    g_clear_pointer(&vdev->queue_locks, g_ptr_array_unref);
     g_clear_pointer(&vdev->config, g_free);
+}
+
+/* ---- queue locks ---- */
+
+/* The queue whose lock this thread holds without the device lock, if
+ * any: virtio_error, which cannot know who calls it, leaves its
+ * configuration interrupt to that section's end. */
+static _Thread_local VirtQueue *queue_section;
+
+void virtio_queue_set_lock(VirtQueue *vq, DeviceLock *lock)
+{
+    vq->lock = lock;
+    if (!g_ptr_array_find(vq->vdev->queue_locks, lock, NULL)) {
+        g_ptr_array_add(vq->vdev->queue_locks, lock);
+    }
+}
+
+void virtio_queue_lock(VirtQueue *vq)
+{
+    if (!vq->lock) {
+        device_lock(vq->vdev->qdev);
+        return;
+    }
+    device_sublock_lock(vq->lock);
+    /* With device-lock=off the sub-lock is the global lock, which is the
+     * device lock too: interrupts go out at once, as in the baseline. */
+    vq->section_has_device_lock = !device_lock_is_per_device();
+    queue_section = vq->section_has_device_lock ? NULL : vq;
+}
+
+/* An interrupt decided under the queue lock, now under the device lock:
+ * unless a reset came in between (the driver has let go of the queue). */
+static void virtio_queue_send_deferred(VirtQueue *vq, bool irq, bool config)
+{
+    VirtIODevice *vdev = vq->vdev;
+    device_lock(vdev->qdev);
+    if (irq && vq->enabled && (vdev->status & VIRTIO_CONFIG_S_DRIVER_OK)) {
+        vdev->transport_notify(vdev, vq->vector, VIRTIO_ISR_QUEUE);
+    }
+    if (config) {
+        virtio_notify_config(vdev);
+    }
+    device_unlock(vdev->qdev);
+}
+
+void virtio_queue_unlock(VirtQueue *vq)
+{
+    if (!vq->lock) {
+        device_unlock(vq->vdev->qdev);
+        return;
+    }
+    bool irq = vq->irq_deferred, config = vq->config_irq_deferred;
+    vq->irq_deferred = vq->config_irq_deferred = false;
+    queue_section = NULL;
+    device_sublock_unlock(vq->lock);
+    /* Only now: the device lock is never taken under a queue lock. */
+    if (irq || config) {
+        virtio_queue_send_deferred(vq, irq, config);
+    }
+}
+
+void virtio_queue_lock_nested(VirtQueue *vq)
+{
+    if (vq->lock) {
+        device_sublock_lock_nested(vq->lock);
+        vq->section_has_device_lock = true;
+    }
+}
+
+void virtio_queue_unlock_nested(VirtQueue *vq)
+{
+    if (vq->lock) {
+        device_sublock_unlock_nested(vq->lock);
+    }
+}
+
+void virtio_queues_quiesce(VirtIODevice *vdev)
+{
+    for (unsigned i = 0; vdev->queue_locks && i < vdev->queue_locks->len; i++) {
+        device_sublock_lock_nested(g_ptr_array_index(vdev->queue_locks, i));
+    }
+    /* Whatever a quiesced queue pushes (vhost handing a ring back, the
+     * control queue at a pair's index) interrupts at once. */
+    for (unsigned i = 0; i < vdev->num_queues; i++) {
+        if (vdev->vqs[i].lock) {
+            vdev->vqs[i].section_has_device_lock = true;
+        }
+    }
+}
+
+void virtio_queues_resume(VirtIODevice *vdev)
+{
+    for (unsigned i = vdev->queue_locks ? vdev->queue_locks->len : 0; i-- > 0;) {
+        device_sublock_unlock_nested(g_ptr_array_index(vdev->queue_locks, i));
+    }
 }
 
 /* ---- features ---- */
@@ -95,8 +193,10 @@ void virtio_set_driver_features(VirtIODevice *vdev, uint32_t select, uint32_t va
                       (uint32_t)(value & ~offered), select);
     }
     unsigned shift = 32 * select;
+    virtio_queues_quiesce(vdev);
     vdev->guest_features = (vdev->guest_features & ~(0xffffffffULL << shift)) |
                            (uint64_t)(value & offered) << shift;
+    virtio_queues_resume(vdev);
 }
 
 bool virtio_has_feature(const VirtIODevice *vdev, unsigned bit)
@@ -116,7 +216,8 @@ static unsigned virtio_in_flight(VirtIODevice *vdev)
     return vdev->ops->in_flight ? vdev->ops->in_flight(vdev) : 0;
 }
 
-void virtio_reset(VirtIODevice *vdev)
+/* virtio_reset, the queues quiesced. */
+static void virtio_reset_quiesced(VirtIODevice *vdev)
 {
     vdev->guest_features = 0;
     vdev->status = 0;
@@ -141,6 +242,13 @@ void virtio_reset(VirtIODevice *vdev)
     }
 }
 
+void virtio_reset(VirtIODevice *vdev)
+{
+    virtio_queues_quiesce(vdev);
+    virtio_reset_quiesced(vdev);
+    virtio_queues_resume(vdev);
+}
+
 /* FEATURES_OK is the modern interface's, which needs VERSION_1 (virtio
  * 1.x, "Legacy Interface: ..."): a driver without it is a legacy one,
  * which uses the legacy interface and never sets FEATURES_OK. */
@@ -149,14 +257,17 @@ static bool virtio_features_acceptable(const VirtIODevice *vdev)
     return virtio_has_feature(vdev, VIRTIO_F_VERSION_1);
 }
 
-void virtio_set_status(VirtIODevice *vdev, uint8_t status)
+/* virtio_set_status, the queues quiesced: no data path sees a status,
+ * feature set or queue state half changed, and none is in progress when
+ * a reset clears the rings under it. */
+static void virtio_set_status_quiesced(VirtIODevice *vdev, uint8_t status)
 {
     if (status == 0) {
         /* The driver polls the status until it reads 0: a reset with host
          * I/O in flight completes when the last request does. */
         vdev->reset_pending = true;
         if (virtio_in_flight(vdev) == 0) {
-            virtio_reset(vdev);
+            virtio_reset_quiesced(vdev);
         }
         return;
     }
@@ -178,6 +289,13 @@ void virtio_set_status(VirtIODevice *vdev, uint8_t status)
     if (vdev->ops->status_changed) {
         vdev->ops->status_changed(vdev, old_status);
     }
+}
+
+void virtio_set_status(VirtIODevice *vdev, uint8_t status)
+{
+    virtio_queues_quiesce(vdev);
+    virtio_set_status_quiesced(vdev, status);
+    virtio_queues_resume(vdev);
 }
 
 void virtio_request_completed(VirtIODevice *vdev)
@@ -256,6 +374,13 @@ void virtio_queue_set_enable(VirtQueue *vq, uint16_t enable)
 
 /* ---- kicks and chains ---- */
 
+bool virtio_queue_runnable(const VirtQueue *vq)
+{
+    const VirtIODevice *vdev = vq->vdev;
+    return !vdev->broken && !vdev->reset_pending && vq->enabled &&
+           (vdev->status & VIRTIO_CONFIG_S_DRIVER_OK);
+}
+
 void virtio_queue_notify(VirtIODevice *vdev, unsigned index)
 {
     VirtQueue *vq = virtio_get_queue(vdev, index);
@@ -264,8 +389,7 @@ void virtio_queue_notify(VirtIODevice *vdev, unsigned index)
                       "ignored\n", virtio_name(vdev), index);
         return;
     }
-    if (vdev->broken || vdev->reset_pending || !vq->enabled ||
-        !(vdev->status & VIRTIO_CONFIG_S_DRIVER_OK)) {
+    if (!virtio_queue_runnable(vq)) {
         /* A device that needs a reset, or a driver not ready: nothing to do. */
         qemu_log_mask(LOG_GUEST_ERROR, "%s: kick of queue %u while it cannot run (status "
                       "0x%x, queue %s): ignored\n", virtio_name(vdev), index, vdev->status,
@@ -322,17 +446,39 @@ bool virtqueue_has_avail(VirtQueue *vq)
 
 /* ---- interrupts ---- */
 
+/* vq's interrupt, if the ring asks for one (EVENT_IDX's used_event, or
+ * NO_INTERRUPT: each queue's own). */
+static void virtio_queue_interrupt_if_due(VirtQueue *vq)
+{
+    if (!vq->pushed || !vq->enabled) {
+        return;
+    }
+    vq->pushed = false;
+    if (!vring_should_notify(&vq->ring)) {
+        return;
+    }
+    VirtIODevice *vdev = vq->vdev;
+    if (!vq->lock || vq->section_has_device_lock) {
+        vdev->transport_notify(vdev, vq->vector, VIRTIO_ISR_QUEUE);
+    } else if (!vdev->transport_notify_lockfree ||
+               !vdev->transport_notify_lockfree(vdev, vq->vector)) {
+        vq->irq_deferred = true;    /* virtio_queue_unlock sends it */
+    }
+}
+
 void virtio_notify_pushed(VirtIODevice *vdev)
 {
     for (unsigned i = 0; i < vdev->num_queues; i++) {
-        VirtQueue *vq = &vdev->vqs[i];
-        if (vq->pushed && vq->enabled) {
-            vq->pushed = false;
-            if (vring_should_notify(&vq->ring)) {
-                vdev->transport_notify(vdev, vq->vector, VIRTIO_ISR_QUEUE);
-            }
+        /* A queue with its own lock is another thread's to look at. */
+        if (!vdev->vqs[i].lock) {
+            virtio_queue_interrupt_if_due(&vdev->vqs[i]);
         }
     }
+}
+
+void virtio_queue_notify_pushed(VirtQueue *vq)
+{
+    virtio_queue_interrupt_if_due(vq);
 }
 
 void virtio_notify_config(VirtIODevice *vdev)
@@ -359,8 +505,12 @@ void virtio_error(VirtIODevice *vdev, const char *fmt, ...)
     va_end(ap);
     qemu_log_mask(LOG_GUEST_ERROR, "%s: %s: device needs a reset\n", virtio_name(vdev), msg);
     vdev->broken = true;
-    vdev->status |= VIRTIO_CONFIG_S_NEEDS_RESET;
-    virtio_notify_config(vdev);
+    vdev->status |= VIRTIO_CONFIG_S_NEEDS_RESET;   /* an atomic or */
+    if (queue_section) {
+        queue_section->config_irq_deferred = true;  /* needs the device lock */
+    } else {
+        virtio_notify_config(vdev);
+    }
 }
 
 /* ---- configuration space ---- */
@@ -400,5 +550,8 @@ void virtio_config_write(VirtIODevice *vdev, uint64_t offset, uint64_t value, un
     }
     vdev->ops->get_config(vdev, vdev->config);
     memcpy(vdev->config + offset, &value, size);
+    /* A device's data path may read what the configuration sets (a MAC). */
+    virtio_queues_quiesce(vdev);
     vdev->ops->set_config(vdev, vdev->config);
+    virtio_queues_resume(vdev);
 }

@@ -22,21 +22,30 @@
 #include <stdint.h>
 #include <stdio.h>
 
+typedef struct QEMUDevice QEMUDevice;
+
 /* A mutex with always-on statistics, cheap enough for every PIO/MMIO exit. */
-typedef struct DeviceLock {
+typedef struct DeviceLock DeviceLock;
+struct DeviceLock {
     pthread_mutex_t mutex;
     const char *name;
     atomic_uint_fast64_t acquisitions;  /* every successful lock */
     atomic_uint_fast64_t contended;     /* acquisitions that had to wait */
     atomic_uint_fast64_t wait_ns;       /* total time spent waiting */
-} DeviceLock;
+    /* Sub-locks only (device_sublock_init): the device whose part of the
+     * state this lock guards, the name's suffix ("qp0"), and the next
+     * sub-lock of that device. NULL for the device and global locks. */
+    QEMUDevice *owner;
+    const char *suffix;
+    DeviceLock *next_sub;
+};
 
-typedef struct QEMUDevice QEMUDevice;
 struct QEMUDevice {
     const char *type;       /* model name, as -device spells it */
     char *id;               /* unique instance name, e.g. "serial0" */
     bool id_given;          /* the user chose id (device_set_id): QEMU's qdev_id */
     DeviceLock lock;        /* taken by device_lock() with device-lock=on */
+    DeviceLock *sublocks;   /* device_sublock_init, in creation order */
     /* Return to power-on state. Called with the device lock held, while all
      * vCPUs are paused. May be NULL. */
     void (*reset)(QEMUDevice *dev);
@@ -64,6 +73,32 @@ DeviceLock *device_lock_of(QEMUDevice *dev);
 /* The single global lock (taken by every device_lock() in global mode). */
 DeviceLock *device_global_lock(void);
 
+/*
+ * Sub-locks: a device may guard a part of its state that one thread
+ * serves on its own (a virtio-net queue pair's data path) with a lock of
+ * that part, so two parts run at once. The rules (docs/locking.md,
+ * "Sub-locks"): the device lock may be held when a sub-lock is taken,
+ * never taken while one is held; a thread holding no device lock holds at
+ * most one sub-lock; several sub-locks of one device are taken only under
+ * its device lock, in creation order (a quiesce). With device-lock=off
+ * every sub-lock is the global lock, as every device lock is, so that mode
+ * stays the one-big-lock baseline: device_sublock_lock() takes it, and
+ * device_sublock_lock_nested() (the device lock, i.e. the global one, is
+ * held) takes nothing.
+ *
+ * device_sublock_init names lock "<device id>.<suffix>" (suffix: a string
+ * that lives as long as the device) and lists it after dev's own lock in
+ * the statistics. Before any vCPU runs.
+ */
+void device_sublock_init(QEMUDevice *dev, DeviceLock *lock, const char *suffix);
+/* Holding no lock of dev: take sub-lock lock (the global lock in off mode). */
+void device_sublock_lock(DeviceLock *lock);
+void device_sublock_unlock(DeviceLock *lock);
+/* Holding the owner's device lock: take sub-lock lock as well (nothing in
+ * off mode, where the device lock held is the global one). */
+void device_sublock_lock_nested(DeviceLock *lock);
+void device_sublock_unlock_nested(DeviceLock *lock);
+
 QEMUDevice *device_find(const char *id);
 /* Give dev the id the user chose (-device ...,id=NAME) in place of its
  * automatic one; the caller has checked that no device has it yet. */
@@ -86,7 +121,8 @@ typedef struct DeviceLockStats {
  * thread; takes no lock. */
 DeviceLockStats device_lock_stats_read(DeviceLock *lock, bool reset);
 /* fn for the global lock (type "(global)"), then each device's own lock
- * (type: the device's), in creation order. Takes no lock: the registry
+ * (type: the device's) followed by its sub-locks (lock->owner set; type:
+ * the device's), in creation order. Takes no lock: the registry
  * only changes while the machine is built. */
 void device_lock_foreach(void (*fn)(const char *type, DeviceLock *lock, void *opaque),
                          void *opaque);

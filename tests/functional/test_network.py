@@ -170,9 +170,10 @@ def mq_fragment(case, who, vmm):
         "for f in /sys/class/net/eth0/queues/tx-*/xps_cpus; do echo 0 > $f; done",
         iperf_guest_command(streams=8),
         "ethtool -S eth0 | grep -E '_queue_[0-9]+_packets'"])
+    # Ours prints its lock statistics at exit: each queue pair's own lock.
+    lock_stats = [f"-machine pc,device-lock={case.lock},lock-stats=on"] if who == "ours" else []
     args = l2_args(guest, smp=case.smp, append=f"kit.ip={GUEST_ADDR}/{PREFIX}",
-                   extra=[*machine(case, who),
-                          *nic_args(VIRTIO, tap_netdev(queues=2), queues=2)])
+                   extra=[*lock_stats, *nic_args(VIRTIO, tap_netdev(queues=2), queues=2)])
     script = tap_script("net", GUEST_LIMIT, args, multi_queue=True)
     return Fragment(case.name(who), script, vmm, limit=GUEST_LIMIT + 60)
 
@@ -322,6 +323,13 @@ def test_virtio_multiqueue_uses_both_queue_pairs(runs, who, case):
               re.findall(r"^\s*(rx|tx)_queue_(\d+)_packets: (\d+)$", guest.log, re.M)}
     for queue in ("rx0", "rx1", "tx0", "tx1"):
         assert counts.get(queue, 0) > 100, f"queue {queue}: {counts}\n{guest.log}"
+    if who == "ours":
+        # Each pair's data path took its own lock (device-lock=on), which
+        # the statistics list after the function's as "<id>.qp<N>".
+        stats = dict(re.findall(r"^\s+(\S+)\s+\S+\s+(\d+)\s+\d+\s+[\d.]+$", guest.log, re.M))
+        for pair in ("qp0", "qp1"):
+            taken = [int(n) for name, n in stats.items() if name.endswith(f".{pair}")]
+            assert taken and taken[0] > 100, f"pair lock {pair}: {stats}\n{guest.log}"
 
 
 @pytest.mark.parametrize("who,case", _params("user"))

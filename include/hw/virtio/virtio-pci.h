@@ -30,10 +30,12 @@
  *  - kicks in: each enabled queue's doorbell (its modern notify address,
  *    or the legacy QUEUE_NOTIFY port with the queue's index as data) is
  *    an ioeventfd (memory_region_add_eventfd), consumed on the device's
- *    context (its I/O thread's, or the main loop's) under the device
- *    lock. KVM signals it without an exit to user space; where KVM cannot,
- *    dispatch does. ioeventfd=off: no doorbell is declared, every kick
- *    exits to user space and is served on the vCPU under the device lock.
+ *    context (its I/O thread's, or the main loop's) under the queue's
+ *    lock (the device lock, unless the device gave the queue its own:
+ *    virtio.h, "Queue locks"). KVM signals it without an exit to user
+ *    space; where KVM cannot, dispatch does. ioeventfd=off: no doorbell
+ *    is declared, every kick exits to user space and is served on the
+ *    vCPU under the device lock (and the queue's).
  *  - interrupts out: every MSI-X vector of the function is bound to an
  *    EventNotifier at realize (msix_vector_use_notifier), an irqfd where
  *    KVM has them; an interrupt is one event_notifier_set. x-irqfd=off:
@@ -44,6 +46,7 @@
 #ifndef HW_VIRTIO_VIRTIO_PCI_H
 #define HW_VIRTIO_VIRTIO_PCI_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include "exec/memory.h"
@@ -176,14 +179,16 @@ typedef struct VirtIOPCIKick {
     /* Where the doorbell is declared while the queue is enabled: the
      * modern notify region, the legacy block (NULL: nowhere, e.g. with
      * ioeventfd=off), at which offset, of which width (0: any), matching
-     * the queue's index as data or not; under the device lock. */
+     * the queue's index as data or not; written under the device lock
+     * and the queue's lock, read under either. */
     MemoryRegion *region;
     uint64_t offset;
     unsigned width;
     bool match_data;
     EventNotifier *declared_with;   /* the notifier KVM signals for it */
     /* Kicks go there instead, not served here (vhost has the queue; see
-     * virtio_pci_redirect_kicks); NULL: served here. Under the device lock. */
+     * virtio_pci_redirect_kicks); NULL: served here. Written under the
+     * device lock with the queues quiesced (vhost start and stop). */
     EventNotifier *redirect;
 } VirtIOPCIKick;
 
@@ -205,6 +210,12 @@ typedef struct VirtIOPCIProxy {
     VirtIOPCIKick *kicks;               /* one per queue */
     EventNotifier *vector_notifiers;    /* one per MSI-X vector, bound for good;
                                          * NULL with x-irqfd=off */
+    /* Copies of config space state that a queue's data path reads under
+     * its own lock (virtio.h, "Queue locks"), kept by the config write
+     * hook and reset under the device lock: vectors go out through their
+     * notifiers (MSI-X on, x-irqfd on), and COMMAND.MASTER. */
+    atomic_bool vectors_lockfree;
+    atomic_bool bus_master;
 } VirtIOPCIProxy;
 
 /*
@@ -224,7 +235,7 @@ bool virtio_pci_init(VirtIOPCIProxy *proxy, VirtIODevice *vdev, PCIBus *bus, int
 
 /*
  * Serve now, on the calling thread, the kicks signalled and not yet
- * consumed (takes the device lock). A device's drain calls it before
+ * consumed (takes each queue's lock: virtio_queue_lock). A device's drain calls it before
  * waiting for its host I/O: with the vCPUs paused no kick can follow, so
  * no request is submitted after the drain returns.
  */

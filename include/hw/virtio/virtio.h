@@ -11,10 +11,35 @@
  * Locking: everything here is the state of one QEMUDevice (the transport's
  * PCI function) and is touched with device_lock(vdev->qdev) held: register
  * accesses arrive with it held, and a device's completions take it.
+ *
+ * Queue locks (docs/locking.md, "virtio-net queue pairs"): a device may
+ * give a queue a lock of its own (virtio_queue_set_lock, a sub-lock of the
+ * device; one lock may serve several queues, as a pair's two). Such a
+ * queue's data path (kicks, pops, pushes, its interrupt) runs under that
+ * lock alone (virtio_queue_lock), never the device lock. Then:
+ *  - the queue's own fields (ring, size, addresses, vector, enabled,
+ *    pushed) are written with the device lock and the queue's lock held,
+ *    and read under either;
+ *  - the device-wide fields a data path reads (features, status, reset,
+ *    the device's own state such as a receive filter) are written only
+ *    while every queue lock is held too (virtio_queues_quiesce): a reset
+ *    or a status change waits for a data path in progress, and none
+ *    starts until it is done;
+ *  - status and broken are atomics besides, because a data path that
+ *    meets a broken driver sets DEVICE_NEEDS_RESET under its queue lock
+ *    only (virtio_error), while a register read of the status holds only
+ *    the device lock;
+ *  - an interrupt the transport cannot raise without the device lock (the
+ *    ISR and INTx, or a vector sent from user space) waits until the queue
+ *    lock is released and is then sent under the device lock
+ *    (virtio_queue_unlock): the device lock is never taken under a queue
+ *    lock.
+ * A queue without a lock of its own is the device lock's, as before.
  */
 #ifndef HW_VIRTIO_VIRTIO_H
 #define HW_VIRTIO_VIRTIO_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -51,7 +76,8 @@
 typedef struct VirtIODevice VirtIODevice;
 typedef struct VirtQueue VirtQueue;
 
-/* Called when the driver kicks a queue, with the device lock held. */
+/* Called when the driver kicks a queue, with the queue's lock held (the
+ * device lock for a queue without one; see "Queue locks"). */
 typedef void VirtQueueHandler(VirtIODevice *vdev, VirtQueue *vq);
 
 struct VirtQueue {
@@ -66,6 +92,17 @@ struct VirtQueue {
     uint64_t desc_addr, driver_addr, device_addr;
     bool pushed;                /* chains returned since the last interrupt decision */
     VirtQueueHandler *handler;
+    /* The queue's own lock (a sub-lock of the device), or NULL: the
+     * device lock guards it. Set at realize. */
+    DeviceLock *lock;
+    /* Inside a section of the queue's lock (virtio_queue_lock): whether
+     * the thread holds the device lock too (then interrupts go out at
+     * once), and what had to wait for the device lock until the section
+     * ends: the queue's interrupt, a configuration interrupt. A section
+     * entered by one queue pushes to that queue only (a pair's RX path
+     * does not touch its transmitq), so these flags are the queue's. */
+    bool section_has_device_lock;
+    bool irq_deferred, config_irq_deferred;
 };
 
 typedef struct VirtIODeviceOps {
@@ -90,7 +127,7 @@ struct VirtIODevice {
     const VirtIODeviceOps *ops;
     uint64_t host_features;     /* offered, the transport bits included */
     uint64_t guest_features;    /* accepted by the driver (a subset) */
-    uint8_t status;
+    _Atomic uint8_t status;     /* atomic: see "Queue locks" above */
     uint8_t isr;                /* VIRTIO_ISR_* not yet read by the driver */
     uint8_t config_generation;
     uint16_t config_vector;
@@ -100,7 +137,10 @@ struct VirtIODevice {
     VirtQueue *vqs;
     /* The driver broke the rules: DEVICE_NEEDS_RESET is set and no queue
      * is processed until a reset. */
-    bool broken;
+    atomic_bool broken;
+    /* The queue locks (virtio_queue_set_lock), each once, in the order
+     * they were given: the order virtio_queues_quiesce takes them in. */
+    GPtrArray *queue_locks;
     /* The driver wrote 0 to the status while requests were in flight: the
      * reset completes, and the status reads 0, once they have. */
     bool reset_pending;
@@ -108,6 +148,10 @@ struct VirtIODevice {
     /* Set by the transport: deliver vector (MSI-X) or, without MSI-X,
      * raise INTx for isr_bits. The one way an interrupt leaves. */
     void (*transport_notify)(VirtIODevice *vdev, uint16_t vector, uint8_t isr_bits);
+    /* Set by the transport, may be NULL: raise a queue's vector with no
+     * lock held (an irqfd), or return false if that needs the device lock
+     * now (MSI-X off, or vectors sent from user space). Any thread. */
+    bool (*transport_notify_lockfree)(VirtIODevice *vdev, uint16_t vector);
     /* Set by the transport: the device was reset (its interrupt line
      * drops, its register selectors go back to 0). May be NULL. */
     void (*transport_reset)(VirtIODevice *vdev);
@@ -146,7 +190,27 @@ uint8_t virtio_get_status(const VirtIODevice *vdev);
  * FEATURES_OK sticks only if the accepted features are acceptable. */
 void virtio_set_status(VirtIODevice *vdev, uint8_t status);
 
-/* Queue configuration; writes while the queue is enabled are refused. */
+/* ---- queue locks (see "Queue locks" above) ---- */
+
+/* Give vq the lock lock (a sub-lock of vdev->qdev), at realize. */
+void virtio_queue_set_lock(VirtQueue *vq, DeviceLock *lock);
+/* Holding no lock: enter vq's data path (its lock, or the device lock for
+ * a queue without one). The unlock sends what waited for the device lock. */
+void virtio_queue_lock(VirtQueue *vq);
+void virtio_queue_unlock(VirtQueue *vq);
+/* Holding the device lock: take vq's own lock too (nothing for a queue
+ * without one), for a register write that configures or kicks it. */
+void virtio_queue_lock_nested(VirtQueue *vq);
+void virtio_queue_unlock_nested(VirtQueue *vq);
+/* Holding the device lock: take every queue lock, in order, so that no
+ * data path runs until virtio_queues_resume (reset, status, features,
+ * configuration, a device's control commands). */
+void virtio_queues_quiesce(VirtIODevice *vdev);
+void virtio_queues_resume(VirtIODevice *vdev);
+
+/* Queue configuration, with the device lock and the queue's lock held
+ * (virtio_queue_lock_nested); writes while the queue is enabled are
+ * refused. */
 VirtQueue *virtio_get_queue(VirtIODevice *vdev, unsigned index);   /* NULL if none */
 void virtio_queue_set_num(VirtQueue *vq, uint16_t num);
 void virtio_queue_set_addr(VirtQueue *vq, uint64_t desc, uint64_t driver, uint64_t device);
@@ -160,10 +224,14 @@ void virtio_queue_set_enable(VirtQueue *vq, uint16_t enable);
  * notification, whatever carried it (virtio-pci: the queue's ioeventfd,
  * consumed on the device's context; or, for a write the ioeventfd does
  * not match, the notify register's handler on the vCPU that wrote it).
- * With the device lock held. Ignored, and logged, unless the driver is
- * ready.
+ * With the queue's lock held (virtio_queue_lock or _nested). Ignored, and
+ * logged, unless the driver is ready.
  */
 void virtio_queue_notify(VirtIODevice *vdev, unsigned index);
+
+/* May the device process vq now (the driver is ready, the queue enabled,
+ * no reset pending or needed)? With the queue's lock or the device lock. */
+bool virtio_queue_runnable(const VirtQueue *vq);
 
 /* Device configuration space accesses (size 1, 2, 4 or 8; little-endian). */
 uint64_t virtio_config_read(VirtIODevice *vdev, uint64_t offset, unsigned size);
@@ -172,7 +240,8 @@ void virtio_config_write(VirtIODevice *vdev, uint64_t offset, uint64_t value, un
 /* The ISR as a read gives it: returns the bits and clears them. */
 uint8_t virtio_isr_read_and_clear(VirtIODevice *vdev);
 
-/* Power-on state (machine reset; the device is drained). */
+/* Power-on state (machine reset; the device is drained). Device lock
+ * held; quiesces the queues. */
 void virtio_reset(VirtIODevice *vdev);
 
 /* ---- the device's side ---- */
@@ -189,9 +258,13 @@ void virtqueue_push_batch(VirtQueue *vq, VirtQueueElement **elems, const uint32_
 /* Kick suppression around a polling loop (vring_set_notification). */
 void virtqueue_set_notification(VirtQueue *vq, bool enable);
 bool virtqueue_has_avail(VirtQueue *vq);
-/* Interrupt the driver for every queue that returned chains since the
- * last call, as EVENT_IDX or NO_INTERRUPT allow: once per batch. */
+/* Interrupt the driver for every queue under the device lock (no lock of
+ * its own) that returned chains since the last call, as EVENT_IDX or
+ * NO_INTERRUPT allow: once per batch. Device lock held. */
 void virtio_notify_pushed(VirtIODevice *vdev);
+/* The same for vq alone, under vq's lock: a queue with a lock of its own
+ * interrupts for itself. */
+void virtio_queue_notify_pushed(VirtQueue *vq);
 /* The configuration changed: tell the driver (config vector / ISR bit 1). */
 void virtio_notify_config(VirtIODevice *vdev);
 /*

@@ -74,5 +74,7 @@ const char *cmdline_find(const char *cmdline, const char *key);
 uint32_t pci_config_address(unsigned slot, unsigned offset);
 /* irqfd.c */
 void run_irqfd(void);
+/* pmconf.c */
+void run_pmconf(void);
 
 #endif

@@ -379,6 +379,7 @@ static bool machine_create(const char *self, Error **errp)
                                   PCI_MEM_LIMIT, errp)) {
         return false;
     }
+    acpi_pm_machine_done(acpi_pm);
     fuzz_devices_probe();
     return true;
 }

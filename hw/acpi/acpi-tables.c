@@ -325,6 +325,16 @@ static Aml *dsdt_isa_bridge(void)
     return isa;
 }
 
+/* The PIIX4 PM function, named as on QEMU's DSDT (which also declares its
+ * config space as an operation region that nothing uses). */
+static Aml *dsdt_pm_function(void)
+{
+    Aml *dev = aml_device("PX13");
+    aml_append(dev, aml_name_decl("_ADR", aml_int(PCI_SLOT(PIIX4_PM_DEVFN) << 16 |
+                                                  PCI_FUNC(PIIX4_PM_DEVFN))));
+    return dev;
+}
+
 static Aml *dsdt_fw_cfg(void)
 {
     Aml *dev = aml_device("FWCF");
@@ -390,6 +400,7 @@ static Aml *dsdt_pci_host(const AcpiTablesConfig *cfg, Error **errp)
     aml_append(pci, aml_name_decl("_CRS", dsdt_pci_crs(cfg)));
     aml_append(pci, aml_name_decl("_PRT", prt));
     aml_append(pci, dsdt_isa_bridge());
+    aml_append(pci, dsdt_pm_function());
     if (cfg->fw_cfg) {
         aml_append(pci, dsdt_fw_cfg());
     }

@@ -267,7 +267,7 @@ static bool pc_create_devices(PCMachine *m, const MachineConfig *cfg, Error **er
     port80_new();
     i8042_new();
     m->pci_bus = i440fx_init(pc_pci_map_irq, errp);
-    if (!m->pci_bus || (cfg->acpi && !(m->acpi_pm = acpi_pm_new(errp))) ||
+    if (!m->pci_bus || (cfg->acpi && !(m->acpi_pm = acpi_pm_new(m->pci_bus, errp))) ||
         !(m->fw_cfg = fw_cfg_new(errp)) || !pc_fill_fw_cfg(m, cfg, errp)) {
         return false;
     }
@@ -300,6 +300,9 @@ static bool pc_create_devices(PCMachine *m, const MachineConfig *cfg, Error **er
      * to the end of the list, so they take the next free PCI slots. */
     if (!drives_create_devices(DRIVE_IF_VIRTIO, &buses, errp)) {
         return false;
+    }
+    if (m->acpi_pm) {
+        acpi_pm_machine_done(m->acpi_pm);
     }
     return pci_bus_assign_resources(m->pci_bus, PCI_IO_BASE, PCI_IO_LIMIT,
                                     pc_pci_mem_base(m), PCI_MEM_LIMIT, errp);

@@ -35,7 +35,7 @@ static void pci_intx_irqfd_resampled(void *opaque, GIOCondition revents)
 
 bool pci_intx_irqfd_enable(PCIDevice *dev, GMainContext *ctx, Error **errp)
 {
-    if (!kvm_irqfd_resample_supported() || pci_get_byte(dev, PCI_INTERRUPT_PIN) == 0) {
+    if (!kvm_irqfd_resample_supported() || !dev->intx_routed) {
         return true;
     }
     PCIIntxIrqfd *irqfd = g_new0(PCIIntxIrqfd, 1);

@@ -30,15 +30,13 @@
 #define PCI_BAR_MIN_IO_SIZE     4
 #define PCI_BAR_MIN_MEM_SIZE    16
 #define PCI_COMMAND_WRITABLE    (PCI_COMMAND_IO | PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER | \
-                                 PCI_COMMAND_INTX_DISABLE)
+                                 PCI_COMMAND_SERR | PCI_COMMAND_INTX_DISABLE)
 /* Parity error, signalled/received target abort, received master abort,
  * signalled system error, detected parity error. */
 #define PCI_STATUS_W1C          0xf900
 /* QEMU's default subsystem ids for functions that do not set their own. */
 #define PCI_DEFAULT_SUBSYSTEM_VENDOR_ID 0x1af4
 #define PCI_DEFAULT_SUBSYSTEM_ID        0x1100
-/* RAM and ISA devices are mapped at priority 0; BARs lose to them. */
-#define PCI_BAR_PRIORITY        (-1)
 #define PCI_MAX_PIN             4
 
 struct PCIBus {
@@ -202,26 +200,35 @@ static void pci_bar_move(PCIBar *bar, uint64_t addr)
         address_space_unmap(as, bar->region);
     }
     if (addr != PCI_BAR_UNMAPPED) {
-        address_space_map(as, bar->region, addr, PCI_BAR_PRIORITY);
+        address_space_map(as, bar->region, addr, PCI_DECODE_PRIORITY);
     }
     bar->addr = addr;
 }
 
-/* A BAR over RAM (or a fixed device) loses to it; tell whoever debugs.
- * Asks which mapping wins, not which region decodes: a container BAR shows
+/* A region over RAM (or a fixed device) loses to it; tell whoever debugs.
+ * Asks which mapping wins, not which region decodes: a container shows
  * its subregions, or nothing in its holes. */
-static void pci_bar_check_visible(const PCIDevice *dev, unsigned nr)
+void pci_log_if_hidden(const PCIDevice *dev, AddressSpace *as, MemoryRegion *mr,
+                       uint64_t addr, const char *what)
 {
-    const PCIBar *bar = &dev->bars[nr];
-    const uint64_t ends[] = { bar->addr, bar->addr + (bar->size - 1) };
+    const uint64_t ends[] = { addr, addr + (mr->size - 1) };
     for (size_t i = 0; i < G_N_ELEMENTS(ends); i++) {
-        MemoryRegion *mr = address_space_lookup_mapping(pci_bar_space(bar), ends[i]);
-        if (mr != bar->region) {
-            qemu_log_mask(LOG_GUEST_ERROR, "%s: BAR %u at 0x%" PRIx64 " overlaps %s, which "
-                          "hides it\n", dev->qdev.id, nr, bar->addr, mr ? mr->name : "?");
+        MemoryRegion *winner = address_space_lookup_mapping(as, ends[i]);
+        if (winner != mr) {
+            qemu_log_mask(LOG_GUEST_ERROR, "%s: %s at 0x%" PRIx64 " overlaps %s, which "
+                          "hides it\n", dev->qdev.id, what, addr,
+                          winner ? winner->name : "?");
             return;
         }
     }
+}
+
+static void pci_bar_check_visible(const PCIDevice *dev, unsigned nr)
+{
+    const PCIBar *bar = &dev->bars[nr];
+    char what[8];
+    g_snprintf(what, sizeof(what), "BAR %u", nr);
+    pci_log_if_hidden(dev, pci_bar_space(bar), bar->region, bar->addr, what);
 }
 
 /* Make every BAR's mapping follow its registers and the command register. */
@@ -258,7 +265,7 @@ static void pci_update_mappings(PCIDevice *dev)
 
 static bool pci_has_intx(const PCIDevice *dev)
 {
-    return pci_get_byte(dev, PCI_INTERRUPT_PIN) != 0;
+    return dev->intx_routed;
 }
 
 static void pci_update_intx_line(PCIDevice *dev)
@@ -619,6 +626,7 @@ bool pci_device_init(PCIDevice *dev, PCIBus *bus, int devfn, const char *type,
         dev->bars[nr] = (PCIBar) { .addr = PCI_BAR_UNMAPPED };
     }
     dev->intx_asserted = false;
+    dev->intx_routed = gsi >= 0;
     dev->msi = NULL;
     dev->msix = NULL;
     device_init(&dev->qdev, type, id_prefix);
@@ -655,6 +663,13 @@ void pci_register_bar(PCIDevice *dev, unsigned nr, uint8_t type, MemoryRegion *m
         pci_set_long(dev, PCI_BAR_OFFSET(nr + 1), 0);
         pci_set_wmask(dev, PCI_BAR_OFFSET(nr + 1), size_mask >> 32, 4);
     }
+}
+
+void pci_set_unrouted_interrupt_pin(PCIDevice *dev, uint8_t pin, uint8_t line)
+{
+    g_assert(!dev->intx_routed && pin >= 1 && pin <= PCI_MAX_PIN);
+    pci_set_byte(dev, PCI_INTERRUPT_PIN, pin);
+    pci_set_byte(dev, PCI_INTERRUPT_LINE, line);
 }
 
 uint8_t pci_add_capability(PCIDevice *dev, uint8_t cap_id, uint8_t len)

@@ -21,7 +21,7 @@ PM_INTERVAL_S = 30          # guest sleep timed by the host, acpi_pm clocksource
 FW_CFG_TEXT = "hello-from-fw-cfg"
 
 PLATFORM_REPORT = (
-    "lspci -n; echo cpus=$(nproc); "
+    "lspci -n; echo cpus=$(nproc); ls /sys/bus/acpi/devices | grep LNXPWRBN; "
     "cat /sys/firmware/qemu_fw_cfg/by_name/opt/pdl/greeting/raw; echo; "
     # The program's report goes through a file: the kernel's console line
     # about each MSI it receives would otherwise land inside the report's
@@ -90,12 +90,24 @@ def platform_guest(runs):
     return expect_guest(runs["platform"], "boot", exit_status=0, vmm_status=1)
 
 
-def test_lspci_lists_host_bridge_isa_bridge_ide_and_test_device(runs):
+def test_lspci_lists_host_bridge_isa_bridge_ide_pm_and_test_device(runs):
     log = platform_guest(runs).log
-    # 00:01.1 is the PIIX3's IDE function, there with or without drives.
+    # 00:01.1 is the PIIX3's IDE function, there with or without drives;
+    # 00:01.3 the PIIX4 power management function, as on QEMU's pc.
     for line in (r"^00:00\.0 0600: 8086:1237", r"^00:01\.0 0601: 8086:7000",
-                 r"^00:01\.1 0101: 8086:7010", r"^00:0[2-9a-f]\.0 ff00: 7e57:0001"):
+                 r"^00:01\.1 0101: 8086:7010", r"^00:01\.3 0680: 8086:7113",
+                 r"^00:0[2-9a-f]\.0 ff00: 7e57:0001"):
         assert re.search(line, log, re.M), f"{line} missing:\n{log}"
+
+
+def test_pm_function_claims_the_acpi_ports_and_the_power_button_is_found(runs):
+    """Linux's PIIX4 quirk reads PMBA of 00:01.3 and claims the PM I/O
+    space the FADT points into; ACPI finds the fixed-hardware power button
+    (its status and enable bits are in that space). The kit's kernel has
+    no button driver loaded, so a press is not tried here."""
+    log = platform_guest(runs).log
+    assert re.search(r"00:01\.3: quirk: \[io\s+0x0600-0x063f\] claimed by PIIX4 ACPI", log), log
+    assert re.search(r"^LNXPWRBN:00$", log, re.M), log
 
 
 def test_acpi_tables_parsed_without_errors(runs):
@@ -173,6 +185,8 @@ def test_acpi_off_keeps_mp_table_and_pci_interrupts(runs):
     log = expect_guest(runs["acpi_off"], "boot", exit_status=0, vmm_status=1,
                        contains=["^cpus=2$", "^PASS intx-1$", r"^00:05\.0 ff00: 7e57:0001"]).log
     assert not re.search(r"ACPI: (RSDP|DSDT) 0x", log), log
+    # No ACPI, no PM function: as on QEMU.
+    assert not re.search(r"^00:01\.3 ", log, re.M), log
 
 
 def test_port_cf9_resets_the_machine(runs):

@@ -10,8 +10,9 @@ addresses and interrupt lines, our VMM assigns them itself and leaves
 decoding off until the guest's driver turns it on, so addresses and
 "irq" values are only checked for type. Known differences, each asserted
 separately rather than hidden: QEMU's NICs have an option ROM (BAR 6) and
-ours have none; QEMU's ACPI PM is PCI function 00:01.3 and ours is a
-platform device (xfail on ours, strictly: it flags the day ours matches).
+ours have none. The ACPI PM function 00:01.3 (PIIX4 PM) is on both, its
+"irq" 9 (the SCI, which firmware writes into its interrupt line on QEMU
+and our VMM on ours).
 """
 
 import os
@@ -36,6 +37,7 @@ EXPECTED_PCI = {
     (0, 0): (0x0600, "Host bridge", 0x8086, 0x1237, 0, "", []),
     (1, 0): (0x0601, "ISA bridge", 0x8086, 0x7000, 0, "", []),
     (1, 1): (0x0101, "IDE controller", 0x8086, 0x7010, 0, "", [(4, "io", 16, None, None)]),
+    (1, 3): (0x0680, "Bridge", 0x8086, 0x7113, 1, "", []),
     (2, 0): (0x0200, "Ethernet controller", 0x8086, 0x100e, 1, "nic0",
              [(0, "memory", 0x20000, False, False), (1, "io", 64, None, None)]),
     (3, 0): (0x0200, "Ethernet controller", 0x1af4, 0x1000, 1, "vn0",
@@ -124,21 +126,16 @@ def test_query_pci_matches_qemu(vm):
             size = None if (slot, fn, r["bar"]) == (*VIRTIO_NET, 0) else r["size"]
             got.append((r["bar"], r["type"], size, r.get("prefetch"), r.get("mem_type_64")))
         assert got == regions, (slot, fn)
-    extra = set(found) - set(EXPECTED_PCI) - {ACPI_FUNCTION}
+    extra = set(found) - set(EXPECTED_PCI)
     assert not extra
 
 
-def known_difference(request, vm, reason):
-    """Ours differs here: expected to fail, and to fail the run once it does not."""
-    if vm.vmm == "ours":
-        request.applymarker(pytest.mark.xfail(strict=True, reason=reason))
-
-
-def test_query_pci_lists_acpi_function(request, vm):
-    known_difference(request, vm, "our ACPI PM is a platform device, not PCI function 00:01.3")
+def test_query_pci_lists_acpi_function(vm):
     d = functions(vm)[ACPI_FUNCTION]
     assert d["class_info"] == {"class": 0x0680, "desc": "Bridge"}
     assert (d["id"]["vendor"], d["id"]["device"], d["irq_pin"]) == (0x8086, 0x7113, 1)
+    assert (d["id"]["subsystem-vendor"], d["id"]["subsystem"]) == (0x1af4, 0x1100)
+    assert (d["irq"], d["regions"]) == (9, [])
 
 
 def test_query_pci_virtio_net_legacy_bar_size(vm):

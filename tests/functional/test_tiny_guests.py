@@ -51,6 +51,12 @@ def runs(our_vmm, tiny_kernels):
                                       f"-device isa-serial -device isa-serial "
                                       f"-kernel {elf} -append 'uarts exit=0'",
                      vmm, limit=90, up_marker="tiny: hello"),
+            # -nodefaults: QEMU then has no parallel port, whose presence
+            # shows in the PM function's DEVRESA (we have none).
+            Fragment(f"{name}_pmconf", f"guest_run tiny 60 -accel kvm -m 64M -nodefaults "
+                                       f"-display none -serial stdio -no-reboot {EXIT} "
+                                       f"-kernel {elf} -append 'pmconf exit=0'",
+                     vmm, limit=90, up_marker="tiny: hello"),
             # No -no-reboot: the keyboard controller's reset boots it again.
             Fragment(f"{name}_reboot", f"guest_run tiny 60 -accel kvm -m 64M -smp 2 -nographic "
                                        f"{EXIT} -kernel {elf} -append 'smp reboot exit=5'",
@@ -213,6 +219,27 @@ def test_s3_resume_enters_with_data_segments_zero(runs):
     assert ours.rc == 1, ours.log
     reference = tiny_guest(runs, "reference", "s3")
     assert "tiny: s3 resumed flag=Y" in reference.log, reference.log
+
+
+def pmconf_report(log):
+    return re.findall(r"^tiny: pmconf .*$", log, re.M)
+
+
+def test_piix4_pm_function_reads_and_moves_as_under_qemu(runs):
+    """The PIIX4 PM function 00:01.3 as the guest finds it: all 64 config
+    dwords, which device-specific bits take a write, and its PM I/O space
+    moved by PMBA, switched off and on by PMREGMISC and put back, the same
+    line for line as under QEMU after SeaBIOS."""
+    ours = tiny_guest(runs, "ours", "pmconf")
+    lines = pmconf_report(ours.log)
+    assert len(lines) == 64 + 48 + 12, ours.log
+    assert "tiny: pmconf config 0x0000000000000040 0x0000000000000601" in lines, ours.log
+    assert "tiny: pmconf moved timer 0x000000000000b008 runs" in lines, ours.log
+    assert "tiny: pmconf disabled timer 0x000000000000b008 reads 0x00000000ffffffff" in lines
+    assert "tiny: pmconf restored timer 0x0000000000000608 runs" in lines, ours.log
+    assert ours.rc == 1, ours.log
+    reference = tiny_guest(runs, "reference", "pmconf")
+    assert lines == pmconf_report(reference.log), (ours.log, reference.log)
 
 
 def test_kvm_internal_error_is_reported_and_ends_the_vmm(runs):

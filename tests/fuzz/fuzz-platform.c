@@ -370,7 +370,7 @@ static bool machine_create(const char *self, Error **errp)
     port80_new();
     i8042_new();
     if (!(buses.pci = i440fx_init(pc_pci_map_irq, errp)) ||
-        !(acpi_pm = acpi_pm_new(errp)) ||
+        !(acpi_pm = acpi_pm_new(buses.pci, errp)) ||
         !fw_cfg_create(self, errp) ||
         !isa_debug_exit_new(DEBUG_EXIT_IOBASE, 4, errp) ||
         !pc_testdev_new(errp) ||
@@ -380,6 +380,7 @@ static bool machine_create(const char *self, Error **errp)
                                   PCI_MEM_LIMIT, errp)) {
         return false;
     }
+    acpi_pm_machine_done(acpi_pm);
     fuzz_devices_probe();
     return true;
 }

@@ -12,7 +12,9 @@
 #include "pio.h"
 #include "hw/acpi/aml-build.h"
 #include "hw/irq.h"
+#include "hw/pci/pci.h"
 #include "hw/qdev.h"
+#include "qemu/log.h"
 #include "sysemu/runstate.h"
 #include "le-bytes.h"
 
@@ -434,6 +436,7 @@ static void test_tables_dsdt(void)
     g_assert_true(contains_str(dsdt, len, "_CRS"));
     g_assert_true(contains_str(dsdt, len, "QEMU0002"));
     g_assert_true(contains_str(dsdt, len, "ACPI0007"));
+    g_assert_true(contains_str(dsdt, len, "PX13"));         /* 00:01.3, as QEMU names it */
 
     /* Name(_S5_, Package(4){0, 0, 0, 0}) and _S3_ with SLP_TYP 1. */
     static const uint8_t s5[] = { 0x08, '_', 'S', '5', '_', 0x12, 0x06, 0x04, 0, 0, 0, 0 };
@@ -596,6 +599,8 @@ static void test_dsdt_iasl(void)
     g_assert_nonnull(strstr(text, "\"QEMU0002\""));
     g_assert_nonnull(strstr(text, "Name (_PRT, Package (0x7C)"));
     g_assert_nonnull(strstr(text, "WordBusNumber"));
+    g_assert_nonnull(strstr(text, "Device (PX13)"));
+    g_assert_nonnull(strstr(text, "Name (_ADR, 0x00010003)"));
     g_assert_nonnull(strstr(text, "Name (_S5, Package (0x04)"));
 
     /* What disassembles must also compile back without errors. */
@@ -629,6 +634,7 @@ static void test_dsdt_iasl(void)
 #define CNT_SLP_EN  0x2000
 #define TIMER_WRAP  (1u << 24)
 
+static PCIBus *pm_bus;
 static AcpiPMState *pm;
 
 static void slp(unsigned typ)
@@ -826,10 +832,175 @@ static void test_pm_status_and_sci(void)
 static void test_pm_second_device_refused(void)
 {
     Error *err = NULL;
-    g_assert_null(acpi_pm_new(&err));
+    g_assert_null(acpi_pm_new(pm_bus, &err));
     g_assert_nonnull(err);
     g_assert_nonnull(strstr(err->msg, "0x600"));
     error_free(err);
+}
+
+/* ---- the PCI function 00:01.3 ---- */
+
+#define PMBA            0x40
+#define DEVACTB         0x58
+#define DEVRESA         0x5c
+#define DEVRESB         0x60
+#define DEVRESC         0x64
+#define PMREGMISC       0x80
+#define SMBBA           0x90
+#define SMBHSTCFG_DWORD 0xd0
+#define MOVED_BASE      0xb000
+
+static uint32_t pm_cfg(uint32_t offset, unsigned len)
+{
+    return pci_bus_config_read(pm_bus, PIIX4_PM_DEVFN, offset, len);
+}
+
+static void pm_cfg_write(uint32_t offset, uint32_t value, unsigned len)
+{
+    pci_bus_config_write(pm_bus, PIIX4_PM_DEVFN, offset, value, len);
+}
+
+/* Whether a read at port hits nothing (and reads all ones). */
+static bool port_unassigned(uint16_t port, unsigned size)
+{
+    uint32_t value = 0;
+    bool unassigned = address_space_read(address_space_io, port, &value, size) ==
+                      MEMTX_UNASSIGNED;
+    return unassigned && value == (size == 4 ? 0xffffffff : (1u << (8 * size)) - 1);
+}
+
+/* Whether the PM timer decodes at base + 8. */
+static bool pm_timer_at(uint16_t base)
+{
+    uint64_t offset;
+    MemoryRegion *mr = address_space_lookup(address_space_io, base + ACPI_PM_TMR_OFFSET,
+                                            &offset);
+    return mr && strcmp(mr->name, "acpi-pm-timer") == 0 && offset == 0;
+}
+
+/* The dwords Debian's QEMU 7.2 shows a guest after SeaBIOS (with COM1 and
+ * without a parallel port), as tests/functional/tiny pmconf reads them. */
+static void test_pm_function_config(void)
+{
+    device_reset_all();
+    static const struct { uint32_t offset, value; } expected[] = {
+        { 0x00, 0x71138086 }, { 0x04, 0x02800103 }, { 0x08, 0x06800003 },
+        { 0x0c, 0x00000000 }, { 0x10, 0x00000000 }, { 0x2c, 0x11001af4 },
+        { 0x34, 0x00000000 }, { 0x3c, 0x00000109 }, { PMBA, 0x00000601 },
+        { DEVACTB, 0x02000000 }, { DEVRESA, 0x10000000 }, { DEVRESB, 0x60000000 },
+        { PMREGMISC, 0x00000001 }, { SMBBA, 0x00000701 }, { SMBHSTCFG_DWORD, 0x00090000 },
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(expected); i++) {
+        g_assert_cmphex(pm_cfg(expected[i].offset, 4), ==, expected[i].value);
+    }
+    /* As on QEMU, every device-specific byte is writable. */
+    for (uint32_t offset = 0x40; offset < 0x100; offset += 4) {
+        uint32_t saved = pm_cfg(offset, 4);
+        pm_cfg_write(offset, 0xffffffff, 4);
+        g_assert_cmphex(pm_cfg(offset, 4), ==, 0xffffffff);
+        pm_cfg_write(offset, saved, 4);
+    }
+    /* The header's ids are not. */
+    pm_cfg_write(0x00, 0, 4);
+    g_assert_cmphex(pm_cfg(0x00, 4), ==, 0x71138086);
+    g_assert_true(pm_timer_at(ACPI_PM_BASE));
+}
+
+/* The SCI is IRQ 9, not the function's INTx: STATUS.INTERRUPT stays clear
+ * and INTX_DISABLE does not mask it. */
+static void test_pm_function_sci_is_not_intx(void)
+{
+    pm_reset();
+    pm_cfg_write(PCI_COMMAND, 0x0103 | PCI_COMMAND_INTX_DISABLE, 2);
+    /* Enabled first: as on QEMU, a press latches only when the guest
+     * enabled the button. */
+    outw(PM1_EN, STS_PWRBTN);
+    acpi_pm_power_button(pm);
+    g_assert_true(irq_line_level(ACPI_SCI_IRQ));
+    g_assert_cmphex(pm_cfg(PCI_STATUS, 2), ==, 0x0280);
+    pm_reset();
+    g_assert_cmphex(pm_cfg(PCI_COMMAND, 2), ==, 0x0103);
+}
+
+/* PMBA moves the PM I/O space, PMREGMISC bit 0 switches it off and on,
+ * and a reset puts it back where the FADT says. */
+static void test_pm_function_moves_io(void)
+{
+    pm_reset();
+    pm_cfg_write(PMBA, MOVED_BASE | 1, 4);
+    g_assert_true(pm_timer_at(MOVED_BASE));
+    g_assert_false(pm_timer_at(ACPI_PM_BASE));
+    g_assert_true(port_unassigned(ACPI_PM_BASE + ACPI_PM_TMR_OFFSET, 4));
+    outw(MOVED_BASE + 2, STS_RTC);
+    g_assert_cmphex(inw(MOVED_BASE + 2), ==, STS_RTC);
+    /* The 64-byte space's holes read all ones, as unassigned ports. */
+    g_assert_true(port_unassigned(MOVED_BASE + 0x20, 4));
+
+    /* A byte write of PMREGMISC turns decoding off, then on again. */
+    pm_cfg_write(PMREGMISC, 0, 1);
+    g_assert_false(pm_timer_at(MOVED_BASE));
+    g_assert_true(port_unassigned(MOVED_BASE + 2, 2));
+    pm_cfg_write(PMREGMISC, 1, 1);
+    g_assert_true(pm_timer_at(MOVED_BASE));
+    g_assert_cmphex(inw(MOVED_BASE + 2), ==, STS_RTC);     /* the registers kept */
+
+    /* Only bits 15:6 place it; a byte write of PMBA's high byte moves it. */
+    pm_cfg_write(PMBA + 1, 0xc0, 1);
+    g_assert_true(pm_timer_at(0xc000));
+    pm_cfg_write(PMBA, 0x0000b03f, 4);
+    g_assert_true(pm_timer_at(MOVED_BASE));
+
+    pm_reset();
+    g_assert_cmphex(pm_cfg(PMBA, 4), ==, 0x601);
+    g_assert_cmphex(pm_cfg(PMREGMISC, 1), ==, 1);
+    g_assert_true(pm_timer_at(ACPI_PM_BASE));
+    g_assert_false(pm_timer_at(MOVED_BASE));
+    g_assert_cmphex(inw(PM1_EN), ==, 0);
+}
+
+/* Odd PMBA values are kept (as QEMU keeps them) and logged; a PM space
+ * moved over another device loses to it and says so. */
+static void test_pm_function_odd_pmba_logged(void)
+{
+    if (!g_test_subprocess()) {
+        g_test_trap_subprocess(NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+        g_test_trap_assert_passed();
+        g_test_trap_assert_stderr("*PMBA 0xffffb001: bits 0xffff0000 are not part of the "
+                                  "I/O base*");
+        g_test_trap_assert_stderr("*PM I/O at 0x3c0 overlaps blocker, which hides it*");
+        return;
+    }
+    qemu_loglevel = LOG_GUEST_ERROR;
+    pm_cfg_write(PMBA, 0xffffb001, 4);
+    g_assert_cmphex(pm_cfg(PMBA, 4), ==, 0xffffb001);
+    g_assert_true(pm_timer_at(MOVED_BASE));
+
+    static const MemoryRegionOps blocker_ops = { .max_access_size = 1 };
+    static MemoryRegion blocker;
+    static QEMUDevice blocker_dev;
+    device_init(&blocker_dev, "blocker", "blocker");
+    memory_region_init_io(&blocker, &blocker_dev, &blocker_ops, NULL, "blocker", 8);
+    address_space_map(address_space_io, &blocker, 0x3c0, 0);
+    pm_cfg_write(PMBA, 0x3c1, 4);
+    uint64_t offset;
+    g_assert_true(address_space_lookup(address_space_io, 0x3c0, &offset) == &blocker);
+    g_assert_true(pm_timer_at(0x3c0));     /* what the blocker leaves uncovered still decodes */
+}
+
+/* DEVRESC tells which COM ports the machine has, as QEMU's does. */
+static void test_pm_function_devresc(void)
+{
+    acpi_pm_machine_done(pm);
+    g_assert_cmphex(pm_cfg(DEVRESC, 4), ==, 0);
+    static MemoryRegion com;
+    static QEMUDevice com_dev;
+    static const MemoryRegionOps com_ops = { .max_access_size = 1 };
+    device_init(&com_dev, "com", "com");
+    memory_region_init_io(&com, &com_dev, &com_ops, NULL, "com2", 8);
+    address_space_map(address_space_io, &com, 0x2f8, 0);
+    acpi_pm_machine_done(pm);
+    g_assert_cmphex(pm_cfg(DEVRESC, 4), ==, 0x90000000);
+    address_space_unmap(address_space_io, &com);
 }
 
 int main(int argc, char **argv)
@@ -837,7 +1008,8 @@ int main(int argc, char **argv)
     g_test_init(&argc, &argv, NULL);
     memory_init();
     Error *err = NULL;
-    pm = acpi_pm_new(&err);
+    pm_bus = pci_bus_new(NULL);
+    pm = acpi_pm_new(pm_bus, &err);
     g_assert_null(err);
     g_assert_nonnull(pm);
 
@@ -860,5 +1032,10 @@ int main(int argc, char **argv)
     g_test_add_func("/acpi/pm/control", test_pm_control);
     g_test_add_func("/acpi/pm/status-sci", test_pm_status_and_sci);
     g_test_add_func("/acpi/pm/second-device", test_pm_second_device_refused);
+    g_test_add_func("/acpi/pm/function-config", test_pm_function_config);
+    g_test_add_func("/acpi/pm/function-sci-not-intx", test_pm_function_sci_is_not_intx);
+    g_test_add_func("/acpi/pm/function-moves-io", test_pm_function_moves_io);
+    g_test_add_func("/acpi/pm/function-odd-pmba-logged", test_pm_function_odd_pmba_logged);
+    g_test_add_func("/acpi/pm/function-devresc", test_pm_function_devresc);
     return g_test_run();
 }

@@ -165,10 +165,10 @@ static void test_config_masks(void)
     g_assert_cmphex(cfg_read(t, PCI_REVISION_ID, 4), ==, TEST_CLASS << 8 | TEST_REVISION);
     g_assert_cmphex(cfg_read(t, PCI_INTERRUPT_PIN, 1), ==, 1);
 
-    /* Only IO, MEM, MASTER and INTX_DISABLE are writable. */
+    /* Only IO, MEM, MASTER, SERR and INTX_DISABLE are writable (as on QEMU). */
     cfg_write(t, PCI_COMMAND, 0xffff, 2);
     g_assert_cmphex(cfg_read(t, PCI_COMMAND, 2), ==, PCI_COMMAND_IO | PCI_COMMAND_MEMORY |
-                    PCI_COMMAND_MASTER | PCI_COMMAND_INTX_DISABLE);
+                    PCI_COMMAND_MASTER | PCI_COMMAND_SERR | PCI_COMMAND_INTX_DISABLE);
     g_assert_true(pci_bus_master_enabled(&t->pci));
     cfg_write(t, PCI_COMMAND, 0, 2);
     g_assert_false(pci_bus_master_enabled(&t->pci));
@@ -445,6 +445,26 @@ static void test_intx_disable(void)
     g_assert_false(irq_line_level(gsi));
     cfg_write(t, PCI_COMMAND, 0, 2);
     g_assert_true(irq_line_level(gsi));
+    set_irq(t, false);
+}
+
+/* A pin that names INTA but is never driven (the PIIX4 PM's, whose SCI
+ * is IRQ 9): firmware's line stays, and asserting reaches no GSI. */
+static void test_intx_unrouted_pin(void)
+{
+    PCIBus *bus = new_bus();
+    TestFn *t = testfn_new(bus, PCI_DEVFN(1, 3), 0);
+    device_lock(&t->pci.qdev);
+    pci_set_unrouted_interrupt_pin(&t->pci, 1, 9);
+    device_unlock(&t->pci.qdev);
+    Error *err = NULL;
+    g_assert_true(pci_bus_assign_resources(bus, 0xc000, 0xffff, 0xe0000000, 0xfebfffff, &err));
+    g_assert_cmphex(cfg_read(t, PCI_INTERRUPT_LINE, 2), ==, 0x0109);
+    unsigned changes[IRQ_MAX_GSI];
+    memcpy(changes, rec.level_changes, sizeof(changes));
+    set_irq(t, true);
+    g_assert_cmphex(cfg_read(t, PCI_STATUS, 2) & PCI_STATUS_INTERRUPT, !=, 0);
+    g_assert_cmpmem(changes, sizeof(changes), rec.level_changes, sizeof(changes));
     set_irq(t, false);
 }
 
@@ -1082,6 +1102,7 @@ int main(int argc, char **argv)
     g_test_add_func("/pci/bar/move-under-readers", test_bar_move_under_readers);
     g_test_add_func("/pci/intx/sharing", test_intx_sharing);
     g_test_add_func("/pci/intx/disable", test_intx_disable);
+    g_test_add_func("/pci/intx/unrouted-pin", test_intx_unrouted_pin);
     g_test_add_func("/pci/msi/vector-notifier", test_msi_vector_notifier);
     g_test_add_func("/pci/msi", test_msi);
     g_test_add_func("/pci/msix/masking", test_msix_masking);

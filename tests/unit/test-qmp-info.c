@@ -14,6 +14,7 @@
 #include <glib/gstdio.h>
 #include "chardev/char.h"
 #include "exec/memory.h"
+#include "hw/acpi/acpi.h"
 #include "hw/ide/ide.h"
 #include "hw/irq.h"
 #include "hw/net/e1000.h"
@@ -113,6 +114,7 @@ static void test_query_pci(void)
     PCIBus *bus = i440fx_init(map_irq, &err);
     g_assert_nonnull(bus);
     g_assert_nonnull(piix3_ide_new(bus, &err));
+    g_assert_nonnull(acpi_pm_new(bus, &err));
     E1000Conf conf = { .mac = { { 0x52, 0x54, 0, 0x12, 0x34, 0x56 } } };
     QEMUDevice *nic = e1000_new(bus, -1, &conf, &err);
     g_assert_nonnull(nic);
@@ -125,7 +127,7 @@ static void test_query_pci(void)
 
     JsonNode *ret = qmp_ok("query-pci", NULL);
     JsonArray *devices = devices_of(ret, bus);
-    g_assert_cmpuint(json_array_get_length(devices), ==, 5);
+    g_assert_cmpuint(json_array_get_length(devices), ==, 6);
 
     /* QEMU's pc: the host bridge and the PIIX3's ISA bridge have no pin
      * and so no "irq", and no user id. */
@@ -142,6 +144,13 @@ static void test_query_pci(void)
     g_assert_cmpuint(json_array_get_length(ide_regions), ==, 1);
     /* Decoding is off until the guest enables it: no address yet. */
     assert_region(json_array_get_object_element(ide_regions, 0), 4, "io", -1, 16);
+    /* The PIIX4 PM function: pin A and "irq" 9 (its SCI, not the slot's
+     * INTx route) after resource assignment, as after SeaBIOS on QEMU. */
+    JsonObject *pm = find_function(devices, 1, 3);
+    assert_ids(pm, 0x0680, "Bridge", 0x8086, 0x7113);
+    g_assert_cmpint(json_object_get_int_member(pm, "irq_pin"), ==, 1);
+    g_assert_cmpint(json_object_get_int_member(pm, "irq"), ==, 9);
+    g_assert_cmpuint(json_array_get_length(json_object_get_array_member(pm, "regions")), ==, 0);
 
     JsonObject *e1000 = find_function(devices, 2, 0);
     assert_ids(e1000, 0x0200, "Ethernet controller", 0x8086, 0x100e);

@@ -58,15 +58,25 @@ bool acpi_build_tables(GuestMemory *mem, const AcpiTablesConfig *cfg, uint64_t *
 
 /* ---- the PM device (hw/acpi/pm.c) ---- */
 
+/* The PIIX4 power-management function, as on QEMU's pc. */
+#define PIIX4_PM_DEVFN          PCI_DEVFN(1, 3)
+
 typedef struct AcpiPMState AcpiPMState;
 
 /*
+ * The PCI function 00:01.3 (8086:7113) on bus, its configuration space as
+ * SeaBIOS leaves it on QEMU, the PM registers decoding at ACPI_PM_BASE
+ * until the guest moves them (PMBA, PMREGMISC).
  * What the guest asked for by writing PM1_CNT with SLP_EN: S5 and S4 end
  * the VMM (status 0), S3 suspends (runstate.h qemu_system_suspend_request).
  * The PM timer needs no lock (REGION_LOCK_FREE: none with device-lock=on):
  * it is a function of the host's monotonic clock, so it cannot tear.
  */
-AcpiPMState *acpi_pm_new(Error **errp);
+AcpiPMState *acpi_pm_new(PCIBus *bus, Error **errp);
+/* Once every device of the machine exists: the DEVRESC bits that QEMU
+ * sets for the COM ports it finds (before the first reset, so that a
+ * reset keeps them). */
+void acpi_pm_machine_done(AcpiPMState *pm);
 /* Resume from S3: set PM1_STS.WAK_STS, and RTC_STS when woken by the RTC
  * alarm, as the guest's wake-up code expects to find them. */
 void acpi_pm_set_woken(AcpiPMState *pm, bool by_rtc);

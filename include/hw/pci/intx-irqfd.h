@@ -25,7 +25,8 @@
 
 /* Move dev's INTx to a resampling irqfd on its GSI, if KVM offers
  * KVM_CAP_IRQFD_RESAMPLE; otherwise INTx stays on KVM_IRQ_LINE and this
- * returns true all the same. Before the vCPUs run, on ctx's thread. */
+ * returns true all the same (as for a function whose INTx reaches no GSI:
+ * no pin, or an unrouted one). Before the vCPUs run, on ctx's thread. */
 bool pci_intx_irqfd_enable(PCIDevice *dev, GMainContext *ctx, Error **errp);
 /* The function's effective INTx level (pci.c, device lock held). */
 void pci_intx_irqfd_set_level(PCIIntxIrqfd *irqfd, bool level);

@@ -41,6 +41,7 @@
 #define  PCI_COMMAND_IO             0x0001
 #define  PCI_COMMAND_MEMORY         0x0002
 #define  PCI_COMMAND_MASTER         0x0004
+#define  PCI_COMMAND_SERR           0x0100
 #define  PCI_COMMAND_INTX_DISABLE   0x0400
 #define PCI_STATUS              0x06
 #define  PCI_STATUS_INTERRUPT       0x0008
@@ -65,6 +66,10 @@
 
 /* Nothing is mapped at this BAR address. */
 #define PCI_BAR_UNMAPPED        UINT64_MAX
+/* What a function decodes (BARs, and fixed ranges such as the PIIX4 PM
+ * I/O that PMBA places) is mapped below RAM and the ISA devices (priority
+ * 0): a guest that moves it over them gets theirs there. */
+#define PCI_DECODE_PRIORITY     (-1)
 
 typedef struct PCIBus PCIBus;
 typedef struct PCIDevice PCIDevice;
@@ -90,6 +95,7 @@ struct PCIDevice {
     uint8_t cap_next_free;      /* where the next capability goes */
     PCIBar bars[PCI_NUM_BARS];
     IrqSource intx;             /* the GSI that INTx of this slot/pin reaches */
+    bool intx_routed;           /* intx is claimed: the pin is driven through it */
     bool intx_asserted;         /* the device's wish, before INTX_DISABLE */
     PCIIntxIrqfd *intx_irqfd;   /* NULL: INTx by KVM_IRQ_LINE (hw/pci/intx-irqfd.h) */
     MSIState *msi;              /* NULL without an MSI capability */
@@ -165,6 +171,13 @@ bool pci_device_init(PCIDevice *dev, PCIBus *bus, int devfn, const char *type,
  * PCI_BASE_ADDRESS_MEM_PREFETCH for memory. A 64-bit BAR uses nr and nr+1. */
 void pci_register_bar(PCIDevice *dev, unsigned nr, uint8_t type, MemoryRegion *mr);
 
+/* A function whose pin register names an INTx pin it never drives, its
+ * interrupt reaching a fixed line of its own instead: the PIIX4 PM's SCI
+ * on ISA IRQ 9, which firmware writes into INTERRUPT_LINE. Instead of an
+ * interrupt_pin for pci_device_init; pci_bus_assign_resources leaves the
+ * line alone and pci_set_irq changes only STATUS.INTERRUPT. */
+void pci_set_unrouted_interrupt_pin(PCIDevice *dev, uint8_t pin, uint8_t line);
+
 /* Append a capability of the given id and length (bytes, including the
  * id/next header) to the capability list; returns its offset. The body is
  * zero and read-only until the caller sets wmask bits. */
@@ -192,6 +205,12 @@ void pci_config_write(PCIDevice *dev, uint32_t offset, uint32_t value, unsigned 
  * command register's INTX_DISABLE is set; STATUS.INTERRUPT always shows
  * the device's wish (PCI 2.3, which uio_pci_generic relies on). */
 void pci_set_irq(PCIDevice *dev, bool level);
+
+/* Tell whoever debugs (-d guest_errors) when mr, which the guest had the
+ * function decode at addr in as (what: "BAR 2", "PM I/O"), is hidden there
+ * by another mapping. */
+void pci_log_if_hidden(const PCIDevice *dev, AddressSpace *as, MemoryRegion *mr,
+                       uint64_t addr, const char *what);
 
 /* May the device master the bus (COMMAND.MASTER)? DMA must check it. */
 bool pci_bus_master_enabled(const PCIDevice *dev);

@@ -44,6 +44,8 @@
  * code (entry.S) that reports how it finds low memory through DS and exits.
  * With "uarts" it prints which of the four COM ports has a UART ("tiny:
  * uart 0x2f8 present"), told by its scratch register keeping a value.
+ * With "pmconf" it prints the PIIX4 PM function 00:01.3's configuration
+ * space and moves its I/O block (pmconf.c has what it prints).
  * With "irqfd" it takes pdl-testdev's MSI-X vector on irqfd through
  * masking and unmasking (irqfd.c has what it prints), before "reboot".
  * With "cdrom" it watches the secondary master CD-ROM through a media
@@ -876,6 +878,9 @@ void tiny_main(uint32_t magic, const struct multiboot_info *info)
     }
     if (cmdline_find(cmdline, "uarts")) {
         report_uarts();
+    }
+    if (cmdline_find(cmdline, "pmconf")) {
+        run_pmconf();
     }
     if (cmdline_find(cmdline, "s3")) {
         suspend_to_s3();

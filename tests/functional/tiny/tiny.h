@@ -82,5 +82,7 @@ void run_count(int answer_power_button);
 void power_off(void);
 /* cdrom.c */
 void run_cdrom(void);
+/* pmconf.c */
+void run_pmconf(void);
 
 #endif

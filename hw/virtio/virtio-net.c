@@ -430,6 +430,8 @@ QEMUDevice *virtio_net_pci_new(PCIBus *bus, int devfn, const VirtIONetConf *conf
     for (unsigned i = 0; i < n->max_pairs; i++) {
         n->queues[i].nc->owner = n->vdev.qdev;
     }
+    /* QEMU describes the first queue only ("index=1,type=nic," for the rest). */
+    net_nic_set_info(n->queues[0].nc, &n->mac);
     if (conf->iothread) {
         iothread_run_sync(conf->iothread, virtio_net_create_bhs, n);
     } else {

@@ -13,6 +13,7 @@
 #include "monitor/qmp.h"
 #include "sysemu/kvm.h"
 #include "monitor/qmp-tables.h"
+#include "net/net.h"
 
 #define HMP_MAX_ARGS 3
 
@@ -92,6 +93,18 @@ static void run_info_cpus(HmpCall *call)
     if (ret) {
         hmp_format_cpus(ret, call->current_cpu, call->out);
     }
+}
+
+/* info network and info qtree: QEMU has no QMP command for them; the
+ * monitor asks the network layer and the device tree directly. */
+static void run_info_network(HmpCall *call)
+{
+    net_info_print(call->out);
+}
+
+static void run_info_qtree(HmpCall *call)
+{
+    hmp_info_qtree(call->out);
 }
 
 static void run_eject(HmpCall *call)
@@ -181,8 +194,10 @@ static const HmpCommand hmp_info_commands[] = {
       .run = run_info, .qmp = "x-query-device-locks", .format = hmp_format_locks },
     { "name", "", "show the current VM name", .run = run_info, .qmp = "query-name",
       .format = hmp_format_name },
+    { "network", "", "show the network state", .run = run_info_network },
     { "pci", "", "show PCI info", .run = run_info, .qmp = "query-pci",
       .format = hmp_format_pci },
+    { "qtree", "", "show device tree", .run = run_info_qtree },
     { "status", "", "show the current VM status (running|paused)", .run = run_info,
       .qmp = "query-status", .format = hmp_format_status },
     { "version", "", "show the version of QEMU", .run = run_info, .qmp = "query-version",

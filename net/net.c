@@ -2,6 +2,7 @@
  * The network layer's peer pairs, the netdev registry and QEMU's default
  * MAC addresses (include/net/net.h).
  */
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -55,13 +56,68 @@ void net_client_set_link(NetClientState *nc, bool up)
     }
 }
 
-GPtrArray *net_nic_clients(void)
+/* A copy the caller may keep while the registry changes. */
+static GPtrArray *list_copy(GPtrArray *registry)
 {
     GPtrArray *list = g_ptr_array_new();
-    for (guint i = 0; nic_clients && i < nic_clients->len; i++) {
-        g_ptr_array_add(list, g_ptr_array_index(nic_clients, i));
+    for (guint i = 0; registry && i < registry->len; i++) {
+        g_ptr_array_add(list, g_ptr_array_index(registry, i));
     }
     return list;
+}
+
+GPtrArray *net_nic_clients(void)
+{
+    return list_copy(nic_clients);
+}
+
+GPtrArray *net_netdevs(void)
+{
+    return list_copy(netdevs);
+}
+
+bool net_nic_mac(const QEMUDevice *owner, MACAddr *mac)
+{
+    for (guint i = 0; nic_clients && i < nic_clients->len; i++) {
+        NetClientState *nc = g_ptr_array_index(nic_clients, i);
+        if (nc->owner == owner) {
+            *mac = nc->mac;     /* the first queue: the one described */
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Guards every client's info_str: a leaf lock, held for a copy only. */
+static GMutex info_lock;
+
+void net_client_set_info(NetClientState *nc, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *text = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    g_mutex_lock(&info_lock);
+    char *old = nc->info_str;
+    nc->info_str = text;
+    g_mutex_unlock(&info_lock);
+    g_free(old);
+}
+
+char *net_client_info(NetClientState *nc)
+{
+    g_mutex_lock(&info_lock);
+    char *text = g_strdup(nc->info_str ? nc->info_str : "");
+    g_mutex_unlock(&info_lock);
+    return text;
+}
+
+void net_nic_set_info(NetClientState *nc, const MACAddr *mac)
+{
+    char buf[18];
+    nc->mac = *mac;
+    net_format_mac(mac, buf);
+    net_client_set_info(nc, "model=%s,macaddr=%s", nc->owner ? nc->owner->type : nc->name, buf);
 }
 
 static const char *net_nic_name(const NetClientState *nc)
@@ -117,6 +173,7 @@ void net_client_free(NetClientState *nc)
     if (nc->send_ready_bh) {        /* a netdev no NIC attached to has none */
         qemu_bh_delete(nc->send_ready_bh);
     }
+    g_free(nc->info_str);
     g_free(nc->name);
     g_free(nc);
 }

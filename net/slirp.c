@@ -29,6 +29,7 @@
  * Teardown (cleanup) runs once the context no longer runs: after the main
  * loop returned and the I/O threads were stopped.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -457,6 +458,11 @@ bool net_user_init(const NetdevConfig *cfg, Error **errp)
     /* The listeners are bound now, so a port in use is the user's error at
      * start-up; the netdev is registered last, as nothing can undo it. */
     bool ok = un->slirp && user_net_add_hostfwds(un, opts.hostfwds, errp);
+    /* `info network`'s text, as QEMU's: the IPv4 network and restrict=. */
+    char net[INET_ADDRSTRLEN];
+    inet_ntop(AF_INET, &opts.cfg.vnetwork, net, sizeof(net));
+    g_autofree char *info = g_strdup_printf("net=%s,restrict=%s", net,
+                                            opts.cfg.restricted ? "on" : "off");
     user_net_options_free(&opts);
     if (!un->slirp) {
         error_setg(errp, "libslirp refused the configuration");
@@ -468,5 +474,6 @@ bool net_user_init(const NetdevConfig *cfg, Error **errp)
     }
     un->nc = nd->queues[0];
     un->nc->opaque = un;
+    net_client_set_info(un->nc, "%s", info);
     return true;
 }

@@ -298,13 +298,35 @@ static void socket_conn_ready(void *opaque, GIOCondition revents)
     }
 }
 
+/* `info network`'s text for a connection: QEMU's "socket: WHAT HOST:PORT"
+ * (QEMU's socket netdev speaks IPv4; an IPv6 peer shows its address too). */
+static void socket_describe(SocketBackend *s, const char *what, const struct sockaddr *sa)
+{
+    char host[INET6_ADDRSTRLEN] = "?";
+    unsigned port = 0;
+    if (sa->sa_family == AF_INET) {
+        const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+        inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
+        port = ntohs(in->sin_port);
+    } else if (sa->sa_family == AF_INET6) {
+        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
+        inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
+        port = ntohs(in6->sin6_port);
+    }
+    net_client_set_info(s->nc, "socket: %s %s:%u", what, host, port);
+}
+
 static void socket_accept(void *opaque, GIOCondition revents)
 {
     SocketBackend *s = opaque;
-    int fd = accept4(s->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    struct sockaddr_storage peer = { 0 };
+    socklen_t peer_len = sizeof(peer);
+    int fd = accept4(s->listen_fd, (struct sockaddr *)&peer, &peer_len,
+                     SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
         return;                 /* the peer gave up already; keep listening */
     }
+    socket_describe(s, "connection from", (struct sockaddr *)&peer);
     fd_watch_free(s->listen_watch);
     s->listen_watch = NULL;
     pthread_mutex_lock(&s->lock);
@@ -508,5 +530,12 @@ bool net_socket_init(const NetdevConfig *cfg, Error **errp)
     s->send_buf = g_malloc(SOCKET_SEND_BUFSIZE);
     s->frame = g_malloc(SOCKET_MAX_FRAME);
     nd->queues[0]->opaque = s;
+    struct sockaddr_storage peer = { 0 };
+    socklen_t peer_len = sizeof(peer);
+    if (connect_to && getpeername(fd, (struct sockaddr *)&peer, &peer_len) == 0) {
+        socket_describe(s, "connect to", (struct sockaddr *)&peer);
+    } else if (!listen_at) {
+        net_client_set_info(s->nc, "socket: fd=%d", fd);
+    }
     return true;
 }

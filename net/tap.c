@@ -367,6 +367,23 @@ static void tap_attach_queues(Tap *tap, NetDev *nd, const int *fds, const TapOpt
     }
 }
 
+/* `info network`'s text for each queue, as QEMU 7.2 sets it: the fd when
+ * given one, else the interface and scripts; QEMU runs the scripts for the
+ * first queue only and says "no" for the others. */
+static void tap_describe_queues(Tap *tap, NetDev *nd, const int *fds, const TapOptions *o)
+{
+    const char *script = tap_script_path(o->script, TAP_DEFAULT_SCRIPT);
+    for (unsigned i = 0; i < nd->num_queues; i++) {
+        if (o->fds_given) {
+            net_client_set_info(nd->queues[i], "fd=%d", fds[i]);
+        } else {
+            net_client_set_info(nd->queues[i], "ifname=%s,script=%s,downscript=%s",
+                                tap->ifname, i == 0 && script ? script : "no",
+                                i == 0 && tap->downscript ? tap->downscript : "no");
+        }
+    }
+}
+
 bool net_tap_init(const NetdevConfig *cfg, Error **errp)
 {
     g_autofree TapOptions *o = g_new(TapOptions, 1);
@@ -397,5 +414,6 @@ bool net_tap_init(const NetdevConfig *cfg, Error **errp)
     if (tap->downscript) {
         taps_with_downscript = g_list_append(taps_with_downscript, tap);
     }
+    tap_describe_queues(tap, nd, fds, o);
     return true;
 }

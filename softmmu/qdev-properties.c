@@ -380,3 +380,82 @@ void device_property_print_help(const DeviceProperty *prop, FILE *out)
     g_free(defval);
     g_free(syntax);
 }
+
+/* A size as QEMU's size_to_str writes it: three significant digits in the
+ * largest binary unit that keeps the number under 1000 ("2 GiB", "512 B"). */
+static char *size_text(uint64_t bytes)
+{
+    static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+    double value = bytes;
+    size_t unit = 0;
+    while (value >= 1000 && unit + 1 < G_N_ELEMENTS(units)) {
+        value /= 1024;
+        unit++;
+    }
+    return g_strdup_printf("%0.3g %s", value, units[unit]);
+}
+
+static uint64_t load_unsigned(DevicePropertyKind kind, const void *field)
+{
+    switch (kind) {
+    case DEVICE_PROP_UINT8:
+        return *(const uint8_t *)field;
+    case DEVICE_PROP_UINT16:
+        return *(const uint16_t *)field;
+    case DEVICE_PROP_UINT32:
+        return *(const uint32_t *)field;
+    default:
+        return *(const uint64_t *)field;
+    }
+}
+
+char *device_property_value_text(const DeviceProperty *prop, const void *options)
+{
+    const void *field = (const char *)options + prop->offset;
+    switch (prop->kind) {
+    case DEVICE_PROP_BOOL:
+        return g_strdup(*(const bool *)field ? "true" : "false");
+    case DEVICE_PROP_ON_OFF_AUTO:
+        return g_strdup_printf("\"%s\"", on_off_auto_names[*(const OnOffAuto *)field]);
+    case DEVICE_PROP_UINT8:
+    case DEVICE_PROP_UINT16:
+    case DEVICE_PROP_UINT32:
+    case DEVICE_PROP_UINT64: {
+        uint64_t v = load_unsigned(prop->kind, field);
+        return g_strdup_printf("%" PRIu64 " (0x%" PRIx64 ")", v, v);
+    }
+    case DEVICE_PROP_INT32: {
+        int64_t v = *(const int32_t *)field;
+        return g_strdup_printf("%" PRId64 " (0x%" PRIx64 ")", v, (uint64_t)v);
+    }
+    case DEVICE_PROP_SIZE: {
+        uint64_t v = *(const uint64_t *)field;
+        g_autofree char *human = size_text(v);
+        return g_strdup_printf("%" PRIu64 " (%s)", v, human);
+    }
+    case DEVICE_PROP_STRING: {
+        const char *s = *(char *const *)field;
+        return g_strdup_printf("\"%s\"", s ? s : "");
+    }
+    case DEVICE_PROP_MACADDR: {
+        const uint8_t *a = ((const MACAddr *)field)->a;
+        return g_strdup_printf("\"%02x:%02x:%02x:%02x:%02x:%02x\"", a[0], a[1], a[2], a[3],
+                               a[4], a[5]);
+    }
+    case DEVICE_PROP_PCI_DEVFN: {
+        int32_t devfn = *(const int32_t *)field;
+        return devfn < 0 ? g_strdup("<unset>")
+                         : g_strdup_printf("%02x.%x", (unsigned)devfn >> 3, (unsigned)devfn & 7);
+    }
+    case DEVICE_PROP_IOTHREAD:
+    case DEVICE_PROP_CHARDEV:
+    case DEVICE_PROP_DRIVE:
+    case DEVICE_PROP_NETDEV: {
+        const char *id = ((const DeviceLink *)field)->id;
+        return g_strdup_printf("\"%s\"", id ? id : "");
+    }
+    case DEVICE_PROP_KIND_COUNT:
+        break;
+    }
+    g_assert_not_reached();
+}

@@ -243,6 +243,26 @@ static bool check_placement(const DeviceConfig *dev, const DeviceBuses *buses, E
     return true;
 }
 
+/* Devices and the copies of their configs, in creation order: kept for
+ * the life of the process, as the devices are. */
+static GPtrArray *realized;
+
+static void remember_realized(QEMUDevice *qdev, const DeviceConfig *dev)
+{
+    RealizedDevice *r = g_new(RealizedDevice, 1);
+    r->qdev = qdev;
+    r->config = device_config_new(dev->type, dev->origin);
+    for (size_t i = 0; i < dev->type->n_props; i++) {
+        device_property_copy(&dev->type->props[i], r->config->options, dev->options);
+    }
+    r->config->given = dev->given;
+    r->config->id = g_strdup(dev->id);
+    if (!realized) {
+        realized = g_ptr_array_new();
+    }
+    g_ptr_array_add(realized, r);
+}
+
 QEMUDevice *device_config_realize(DeviceConfig *dev, const DeviceBuses *buses, Error **errp)
 {
     QEMUDevice *qdev = NULL;
@@ -256,5 +276,23 @@ QEMUDevice *device_config_realize(DeviceConfig *dev, const DeviceBuses *buses, E
     if (dev->id) {
         device_set_id(qdev, dev->id);
     }
+    remember_realized(qdev, dev);
     return qdev;
+}
+
+const GPtrArray *device_realized_list(void)
+{
+    static const GPtrArray none;
+    return realized ? realized : &none;
+}
+
+const RealizedDevice *device_realized_find(const QEMUDevice *qdev)
+{
+    for (guint i = 0; realized && i < realized->len; i++) {
+        const RealizedDevice *r = g_ptr_array_index(realized, i);
+        if (r->qdev == qdev) {
+            return r;
+        }
+    }
+    return NULL;
 }

@@ -283,6 +283,13 @@ static bool piix_ide_place(PIIXIDEState *s, int *bus, int *unit, Error **errp)
     return false;
 }
 
+void ide_drive_position(const QEMUDevice *drive, unsigned *bus, unsigned *unit)
+{
+    const IDEUnit *u = (const IDEUnit *)((const char *)drive - offsetof(IDEUnit, qdev));
+    *bus = u->ch->index;
+    *unit = u->index;
+}
+
 QEMUDevice *ide_drive_attach(PIIXIDEState *s, int bus, int unit, IDEDriveKind kind,
                              DriveInfo *drive, const IDEDriveIdentity *identity,
                              Error **errp)

@@ -501,6 +501,7 @@ QEMUDevice *e1000_new(PCIBus *bus, int devfn, const E1000Conf *conf, Error **err
         return NULL;    /* the PCI function stays registered, as a failed realize ends the VMM */
     }
     s->nc->owner = &s->pci.qdev;    /* set_link names it by the device's id */
+    net_nic_set_info(s->nc, &s->mac);
     s->pci.qdev.reset = e1000_reset;
     s->itr_timer = timer_new(e1000_itr_timer_cb, s);
     e1000_delay_init(s, &s->rx_delay, E1000_ICR_RXT0);

@@ -470,6 +470,8 @@ QEMUDevice *virtio_net_pci_new(PCIBus *bus, int devfn, const VirtIONetConf *conf
         virtio_queue_set_lock(q->rx_vq, &q->lock);
         virtio_queue_set_lock(q->tx_vq, &q->lock);
     }
+    /* QEMU describes the first queue only ("index=1,type=nic," for the rest). */
+    net_nic_set_info(n->queues[0].nc, &n->mac);
     if (conf->iothread) {
         iothread_run_sync(conf->iothread, virtio_net_create_bhs, n);
     } else {

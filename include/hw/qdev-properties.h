@@ -131,6 +131,10 @@ DeviceLink *device_property_link(const DeviceProperty *prop, void *options);
 bool device_property_is_link(const DeviceProperty *prop);
 /* The name of a backend-reference kind, as in "-object iothread": "iothread". */
 const char *device_property_backend_name(DevicePropertyKind kind);
+/* The value in options as QEMU's `info qtree` prints it: true, "auto",
+ * 4 (0x4), 2147483648 (2 GiB), "text", "52:54:00:12:34:56", 03.0, "n0"
+ * (a reference: the backend's id). */
+char *device_property_value_text(const DeviceProperty *prop, const void *options);
 /* One line of `-device TYPE,help`, in QEMU's layout:
  * "  addr=<int32>           - Slot and ... (default: -1)". */
 void device_property_print_help(const DeviceProperty *prop, FILE *out);

@@ -118,4 +118,17 @@ void device_backend_set_finder(DevicePropertyKind kind, DeviceBackendFinder *fin
  */
 QEMUDevice *device_config_realize(DeviceConfig *dev, const DeviceBuses *buses, Error **errp);
 
+/* A device realized from a config, with a copy of that config (what
+ * `info qtree` prints as its properties). */
+typedef struct RealizedDevice {
+    QEMUDevice *qdev;
+    DeviceConfig *config;
+} RealizedDevice;
+/* Every device device_config_realize made (-device, -nic, -drive's default
+ * devices), in creation order; the machine's own devices are not in it.
+ * Main thread; the list only grows while the machine is built. */
+const GPtrArray *device_realized_list(void);
+/* The entry for qdev, or NULL. */
+const RealizedDevice *device_realized_find(const QEMUDevice *qdev);
+
 #endif

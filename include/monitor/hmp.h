@@ -17,6 +17,9 @@
  * the session is over (quit succeeded): no prompt, no more input. */
 bool hmp_run_command(const char *line, int64_t current_cpu, GString *out);
 
+/* info qtree: the device tree in QEMU 7.2's layout (monitor/hmp-qtree.c). */
+void hmp_info_qtree(GString *out);
+
 /* Free every human monitor (monitors_free_all, at exit). */
 void hmp_monitors_free(void);
 

@@ -91,6 +91,12 @@ struct NetClientState {
     /* A NIC: its device, whose id names it to set_link and query-rx-filter
      * (set by the NIC model after net_nic_new). NULL: named by name. */
     QEMUDevice *owner;
+    /* What `info network` says of it after "type=...,": "model=e1000,
+     * macaddr=...", "ifname=tap0,script=no,downscript=no"... Set through
+     * net_client_set_info (any thread: a socket backend sets it when a
+     * peer connects), read through net_client_info. NULL: nothing. */
+    char *info_str;
+    MACAddr mac;                /* a NIC: as net_nic_set_info was given it */
 };
 
 /* One -netdev: its queues (tap queues=N; one for the others). */
@@ -125,6 +131,15 @@ GPtrArray *net_clients_find(const char *name);
 /* Every NIC client, in creation order, for query-rx-filter. Main thread. */
 GPtrArray *net_nic_clients(void);
 
+/* Replace nc's info_str with the formatted text (a leaf lock guards it). */
+void net_client_set_info(NetClientState *nc, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+/* A copy of nc's info_str ("" when it has none); g_free it. */
+char *net_client_info(NetClientState *nc);
+/* Every netdev, in creation order, for `info network`. Main thread. */
+GPtrArray *net_netdevs(void);
+/* `info network`, as QEMU 7.2's human monitor prints it (net/net-info.c). */
+void net_info_print(GString *out);
+
 /* ---- backends (net/) ---- */
 
 /* A new -netdev of type with num_queues queues, each a client of info;
@@ -148,6 +163,12 @@ NetClientState *net_nic_new(const NetClientInfo *info, const char *name, NetDev 
                             unsigned queue, const char *dev_id, GMainContext *ctx,
                             void *opaque, Error **errp);
 void net_client_free(NetClientState *nc);
+/* A NIC's info_str as QEMU sets it when the NIC is created:
+ * "model=TYPE,macaddr=MAC", TYPE its owner's. Call after setting owner. */
+void net_nic_set_info(NetClientState *nc, const MACAddr *mac);
+/* The MAC the NIC whose device is owner was created with (its first
+ * queue's net_nic_set_info): false if owner has no NIC client. */
+bool net_nic_mac(const QEMUDevice *owner, MACAddr *mac);
 
 /* The peer can carry vnet headers (wrappers that answer false without a
  * peer or without the op). */

@@ -386,3 +386,147 @@ def test_guest_console_flows_while_the_monitor_has_focus(vmm, vmm_cmd, terminals
     term.read_until(rb"tiny: s3 resumed flag=Y", timeout=30)
     # The resume code exits through isa-debug-exit with 0: status 1.
     assert term.wait_exit() == 1
+
+
+def free_loopback_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def can_make_taps():
+    return os.geteuid() == 0 and os.access("/dev/net/tun", os.R_OK | os.W_OK)
+
+
+def info_devices(tmp_path, tap_name, port):
+    """The same NICs, backends, disk and devices for both VMMs."""
+    disk = tmp_path / "disk.img"
+    with open(disk, "wb") as f:
+        f.truncate(1 << 20)
+    args = ["-netdev", "user,id=n0", "-device", "e1000,netdev=n0",
+            "-netdev", f"socket,id=s0,listen=127.0.0.1:{port}",
+            "-device", "virtio-net-pci,netdev=s0,id=vn",
+            "-netdev", f"socket,id=s1,connect=127.0.0.1:{port}", "-device", "e1000,netdev=s1",
+            "-drive", f"file={disk},format=raw,if=none,id=d0",
+            "-device", "ide-hd,drive=d0,bus=ide.0",
+            "-device", "isa-serial", "-device", "pci-testdev"]
+    if tap_name:
+        args += ["-netdev", f"tap,id=t0,ifname={tap_name},script=no,downscript=no"]
+    return args
+
+
+@pytest.mark.parametrize("vmm", ["ours", "reference"])
+def test_info_network(vmm, vmm_cmd, terminals, tmp_path):
+    """info network: every backend kind's line as QEMU 7.2 spells it, the
+    netdev no NIC took first, then each NIC and " \\ " its backend."""
+    tap = f"hmpi{os.getpid() % 100000}" if can_make_taps() else None
+    port = free_loopback_port()
+    term = terminals(vmm_cmd(vmm, "-monitor", "stdio", *info_devices(tmp_path, tap, port)),
+                     "pipes")
+    term.read_until(rb"\(qemu\) ")
+    # The listener takes its peer on the main loop, a moment after start.
+    deadline = time.monotonic() + 10
+    while True:
+        lines = term.command("info network")
+        if any("connection from" in line for line in lines) or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    expected = [
+        "e1000.0: index=0,type=nic,model=e1000,macaddr=52:54:00:12:34:56",
+        " \\ n0: index=0,type=user,net=10.0.2.0,restrict=off",
+        "vn: index=0,type=nic,model=virtio-net-pci,macaddr=52:54:00:12:34:57",
+        "LISTENER",
+        "e1000.1: index=0,type=nic,model=e1000,macaddr=52:54:00:12:34:58",
+        f" \\ s1: index=0,type=socket,socket: connect to 127.0.0.1:{port}",
+    ]
+    if tap:
+        expected.insert(0, f"t0: index=0,type=tap,ifname={tap},script=no,downscript=no")
+    assert len(lines) == len(expected), lines
+    for line, want in zip(lines, expected):
+        if want == "LISTENER":
+            assert re.fullmatch(r" \\ s0: index=0,type=socket,socket: connection from "
+                                r"127\.0\.0\.1:\d+", line), lines
+        else:
+            assert line == want, lines
+
+
+def qtree_blocks(lines):
+    """info qtree as (dev or bus line, the lines under it up to the next
+    dev or bus line), BAR addresses reduced to the BAR's size (ours and
+    QEMU's firmware place BARs differently; an unplaced BAR shows
+    address -1, and QEMU prints address + size - 1 either way)."""
+    blocks = []
+    for line in lines:
+        m = re.fullmatch(r"(\s*bar \d+: \S+) at 0x([0-9a-f]+) \[0x([0-9a-f]+)\]", line)
+        if m:
+            size = (int(m.group(3), 16) - int(m.group(2), 16) + 1) % (1 << 64)
+            line = f"{m.group(1)} size 0x{size:x}"
+        if re.match(r"\s*(dev|bus): ", line):
+            blocks.append((line, set()))
+        elif blocks:
+            blocks[-1][1].add(line)
+    return blocks
+
+
+# What both print, device by device in QEMU's order (a bus lists its newest
+# device first). docs/monitor.md lists what only QEMU prints.
+QTREE_EXPECTED = [
+    ("bus: main-system-bus", ["  type System"]),
+    ('  dev: i440FX-pcihost, id ""', []),
+    ("    bus: pci.0", ["      type PCI"]),
+    ('      dev: pci-testdev, id ""', [
+        "        addr = 05.0",
+        "        class Class 00ff, addr 00:05.0, pci id 1b36:0005 (sub 1af4:1100)",
+        "        bar 0: mem size 0x1000", "        bar 1: i/o size 0x100"]),
+    ('      dev: e1000, id ""', [
+        '        mac = "52:54:00:12:34:58"', '        netdev = "s1"', "        addr = 04.0",
+        "        class Ethernet controller, addr 00:04.0, pci id 8086:100e (sub 1af4:1100)",
+        "        bar 0: mem size 0x20000", "        bar 1: i/o size 0x40"]),
+    ('      dev: virtio-net-pci, id "vn"', [
+        "        disable-modern = false", "        ioeventfd = true", "        addr = 03.0",
+        "        class Ethernet controller, addr 00:03.0, pci id 1af4:1000 (sub 1af4:0001)",
+        "        bar 0: i/o size 0x20", "        bar 1: mem size 0x1000",
+        "        bar 4: mem size 0x4000"]),
+    ('      dev: e1000, id ""', [
+        '        mac = "52:54:00:12:34:56"', '        netdev = "n0"', "        addr = 02.0",
+        "        class Ethernet controller, addr 00:02.0, pci id 8086:100e (sub 1af4:1100)"]),
+    ('      dev: piix3-ide, id ""', [
+        "        addr = 01.1",
+        "        class IDE controller, addr 00:01.1, pci id 8086:7010 (sub 1af4:1100)",
+        "        bar 4: i/o size 0x10"]),
+    ("        bus: ide.1", ["          type IDE"]),
+    ("        bus: ide.0", ["          type IDE"]),
+    ('          dev: ide-hd, id ""', ['            drive = "d0"', "            unit = 0 (0x0)"]),
+    ('      dev: PIIX3, id ""', [
+        "        addr = 01.0",
+        "        class ISA bridge, addr 00:01.0, pci id 8086:7000 (sub 1af4:1100)"]),
+    ("        bus: isa.0", ["          type ISA"]),
+    ('          dev: isa-serial, id ""', []),
+    ('      dev: i440FX, id ""', [
+        "        addr = 00.0",
+        "        class Host bridge, addr 00:00.0, pci id 8086:1237 (sub 1af4:1100)"]),
+]
+
+
+@pytest.mark.parametrize("vmm", ["ours", "reference"])
+def test_info_qtree(vmm, vmm_cmd, terminals, tmp_path):
+    """info qtree: the buses and devices QEMU shows for the same command
+    line, in its order, with the lines both print (properties we have, the
+    PCI header lines, BAR sizes)."""
+    port = free_loopback_port()
+    term = terminals(vmm_cmd(vmm, "-monitor", "stdio", *info_devices(tmp_path, None, port)),
+                     "pipes")
+    term.read_until(rb"\(qemu\) ")
+    blocks = qtree_blocks(term.command("info qtree"))
+    # QEMU has more devices (PIIX4_PM, the ISA devices of the board...):
+    # ours must appear in its order, each with the lines expected of it.
+    at = 0
+    for head, lines in QTREE_EXPECTED:
+        while at < len(blocks) and blocks[at][0] != head:
+            at += 1
+        assert at < len(blocks), f"{head!r} missing or out of order in {blocks}"
+        missing = [line for line in lines if line not in blocks[at][1]]
+        assert not missing, (head, missing, sorted(blocks[at][1]))
+        at += 1
+    assert term.command("help info qtree") == ["info qtree  -- show device tree"]
+    assert term.command("help info network") == ["info network  -- show the network state"]

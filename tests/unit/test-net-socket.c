@@ -146,7 +146,15 @@ static void test_listen_connect_pair(void)
     NicStub a, b;
     nic_stub_attach(&a, "nic-a", netdev_find("l0"), ctx);
     nic_stub_attach(&b, "nic-b", netdev_find("c0"), ctx);
+    /* info network's text, as QEMU's: nothing until a peer connects. */
+    g_autofree char *before = net_client_info(a.nc->peer);
+    g_assert_cmpstr(before, ==, "");
     wait_accepted(&b, &a);
+    g_autofree char *listener = net_client_info(a.nc->peer);
+    g_autofree char *connector = net_client_info(b.nc->peer);
+    g_assert_true(g_str_has_prefix(listener, "socket: connection from 127.0.0.1:"));
+    g_autofree char *expected = g_strdup_printf("socket: connect to 127.0.0.1:%u", port);
+    g_assert_cmpstr(connector, ==, expected);
 
     GPtrArray *sent = g_ptr_array_new_with_free_func((GDestroyNotify)g_bytes_unref);
     for (size_t size = 1; size <= 65535; size = size < 70 ? size + 1 : size * 5 / 4) {

@@ -356,6 +356,9 @@ static void test_multiqueue_and_fd(void)
     g_assert_cmpint(ioctl(fd1, TUNGETIFF, &ifr), ==, 0);
     g_assert_true(ifr.ifr_flags & IFF_MULTI_QUEUE);
     g_assert_cmpstr(ifr.ifr_name, ==, IFNAME);
+    /* info network: QEMU names the scripts for the first queue only. */
+    g_autofree char *info1 = net_client_info(nd->queues[1]);
+    g_assert_cmpstr(info1, ==, "ifname=" IFNAME ",script=no,downscript=no");
 
     int own = open("/dev/net/tun", O_RDWR);
     struct ifreq req = { .ifr_flags = IFF_TAP | IFF_NO_PI | IFF_VNET_HDR };
@@ -367,6 +370,9 @@ static void test_multiqueue_and_fd(void)
     nic_stub_attach(&nic, "nic0", netdev_find("byfd"), ctx);
     g_assert_true(net_peer_has_vnet_hdr(nic.nc));
     g_assert_cmpint(net_tap_fd(nic.nc->peer), ==, own);
+    g_autofree char *fd_info = net_client_info(nic.nc->peer);
+    g_autofree char *fd_expected = g_strdup_printf("fd=%d", own);
+    g_assert_cmpstr(fd_info, ==, fd_expected);
     nic_stub_free(&nic);
     netdevs_free_all();
     g_assert_cmpint(fcntl(own, F_GETFD), ==, -1);   /* the backend closed it */
@@ -392,6 +398,10 @@ static void test_scripts(void)
     g_autofree char *spec = g_strdup_printf("tap,id=s,ifname=" IFNAME ",script=%s,downscript=%s",
                                             up, down);
     netdev_create_or_fail(spec);
+    g_autofree char *info = net_client_info(netdev_find("s")->queues[0]);
+    g_autofree char *expected = g_strdup_printf("ifname=" IFNAME ",script=%s,downscript=%s",
+                                                up, down);
+    g_assert_cmpstr(info, ==, expected);
     g_autofree char *after_up = NULL;
     g_assert_true(g_file_get_contents(log, &after_up, NULL, NULL));
     g_assert_cmpstr(after_up, ==, "up " IFNAME "\n");

@@ -489,6 +489,13 @@ static DhcpReply guest_dhcp(Guest *g)
     return ack;
 }
 
+/* What `info network` says of the netdev, as QEMU says it. */
+static void assert_info_network(const char *expected)
+{
+    g_autofree char *info = net_client_info(netdev_find("u0")->queues[0]);
+    g_assert_cmpstr(info, ==, expected);
+}
+
 static void test_dhcp_defaults(void)
 {
     Guest g;
@@ -498,6 +505,7 @@ static void test_dhcp_defaults(void)
     g_assert_cmphex(ack.router, ==, ip_of("10.0.2.2"));
     g_assert_cmphex(ack.dns, ==, ip_of("10.0.2.3"));
     g_assert_cmphex(ack.server, ==, ip_of("10.0.2.2"));
+    assert_info_network("net=10.0.2.0,restrict=off");
     guest_free(&g);
 }
 
@@ -513,6 +521,7 @@ static void test_dhcp_options(void)
     g_assert_cmphex(ack.dns, ==, ip_of("192.168.76.3"));
     g_assert_cmpstr(ack.domain, ==, "example.test");
     g_assert_cmpstr(ack.file, ==, "pxelinux.0");
+    assert_info_network("net=192.168.76.0,restrict=off");
     guest_free(&g);
 }
 
@@ -909,6 +918,7 @@ static void test_restrict(void)
     int listener = host_listener(&port);
     Guest g;
     guest_connect_to_host(&g, "restrict=on", port);
+    assert_info_network("net=10.0.2.0,restrict=on");
     guest_run_for(&g, 300);
     GByteArray *f;
     while ((f = guest_next_frame(&g))) {

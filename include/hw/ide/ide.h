@@ -52,6 +52,10 @@ QEMUDevice *ide_drive_attach(PIIXIDEState *s, int bus, int unit, IDEDriveKind ki
                              DriveInfo *drive, const IDEDriveIdentity *identity,
                              Error **errp);
 
+/* Where a drive ide_drive_attach returned sits: its channel and unit
+ * (`info qtree`). Fixed once attached, so no lock is needed. */
+void ide_drive_position(const QEMUDevice *drive, unsigned *bus, unsigned *unit);
+
 /* -device ide-hd and ide-cd. */
 extern const DeviceTypeInfo ide_hd_type;
 extern const DeviceTypeInfo ide_cd_type;

@@ -285,13 +285,21 @@ static GPtrArray *exchange(int fd, const char *text)
     return msgs;
 }
 
-static void test_qmp_session(void)
+/* A QMP server on a new unix socket; its path in *path. */
+static Chardev *qmp_on_new_socket(char **path)
 {
-    char *path = temp_socket_path();
-    g_autofree char *spec = g_strdup_printf("unix:%s,server=on,wait=off", path);
+    *path = temp_socket_path();
+    g_autofree char *spec = g_strdup_printf("unix:%s,server=on,wait=off", *path);
     Error *err = NULL;
     Chardev *chr = chardev_new(spec, &err);
     g_assert_true(qmp_monitor_new(chr, false, &err));
+    return chr;
+}
+
+static void test_qmp_session(void)
+{
+    char *path;
+    Chardev *chr = qmp_on_new_socket(&path);
 
     int fd = unix_connect(path);
     g_autoptr(GPtrArray) greeting = exchange(fd, NULL);
@@ -395,11 +403,8 @@ static gpointer send_events(gpointer opaque)
  * lost, none cut, each thread's in the order it sent them. */
 static void test_qmp_events_from_threads(void)
 {
-    char *path = temp_socket_path();
-    g_autofree char *spec = g_strdup_printf("unix:%s,server=on,wait=off", path);
-    Error *err = NULL;
-    Chardev *chr = chardev_new(spec, &err);
-    g_assert_true(qmp_monitor_new(chr, false, &err));
+    char *path;
+    Chardev *chr = qmp_on_new_socket(&path);
     int fd = unix_connect(path);
     g_ptr_array_unref(exchange(fd, NULL));     /* the greeting */
     g_autoptr(GPtrArray) neg = exchange(fd, "{\"execute\": \"qmp_capabilities\"}");

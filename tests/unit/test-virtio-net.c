@@ -1079,6 +1079,21 @@ static gpointer pair_worker(gpointer opaque)
     return NULL;
 }
 
+/* Both pairs' workers (kicked: TX through the doorbells), each on a thread
+ * of its own, run to the end. */
+static void run_pair_workers(TestNet *t, PairWorker w[2], bool kicked)
+{
+    w[0] = (PairWorker) { t, 0, kicked, 0 };
+    w[1] = (PairWorker) { t, 1, kicked, 0 };
+    GThread *th[2];
+    for (unsigned p = 0; p < 2; p++) {
+        th[p] = g_thread_new("pair", pair_worker, &w[p]);
+    }
+    for (unsigned p = 0; p < 2; p++) {
+        g_thread_join(th[p]);
+    }
+}
+
 /* Every frame arrived exactly once, in order, on its own pair: in the
  * guest's buffers (RX) and at the pair's peer (TX). */
 static void check_pair_frames(TestNet *t, unsigned pair)
@@ -1177,14 +1192,8 @@ static void pairs_from_two_threads(bool per_device)
     g_assert_cmpstr(pair_lock[1]->name, ==, name1);
     g_assert_null(pair_lock[1]->next_sub);
     reset_lock_stats(t);
-    PairWorker w[2] = { { t, 0, false, 0 }, { t, 1, false, 0 } };
-    GThread *th[2];
-    for (unsigned p = 0; p < 2; p++) {
-        th[p] = g_thread_new("pair", pair_worker, &w[p]);
-    }
-    for (unsigned p = 0; p < 2; p++) {
-        g_thread_join(th[p]);
-    }
+    PairWorker w[2];
+    run_pair_workers(t, w, false);
     const uint64_t per_pair = PAIR_RX_FRAMES + PAIR_TX_FRAMES;
     for (unsigned p = 0; p < 2; p++) {
         g_assert_cmpuint(w[p].rx_taken, ==, PAIR_RX_FRAMES);
@@ -1229,13 +1238,9 @@ static void test_pairs_user_space_vectors(void)
     TestNet *t = two_pairs_new(false);
     DeviceLock *pair_lock[2] = { t->qdev->sublocks, t->qdev->sublocks->next_sub };
     reset_lock_stats(t);
-    PairWorker w[2] = { { t, 0, false, 0 }, { t, 1, false, 0 } };
-    GThread *th[2];
+    PairWorker w[2];
+    run_pair_workers(t, w, false);
     for (unsigned p = 0; p < 2; p++) {
-        th[p] = g_thread_new("pair", pair_worker, &w[p]);
-    }
-    for (unsigned p = 0; p < 2; p++) {
-        g_thread_join(th[p]);
         g_assert_cmpuint(lock_stats(pair_lock[p]).acquisitions, ==,
                          PAIR_RX_FRAMES + PAIR_TX_FRAMES);
     }

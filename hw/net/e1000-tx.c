@@ -258,7 +258,8 @@ static bool e1000_tx_tso(E1000State *s)
     return true;
 }
 
-/* The gathered packet (p->len bytes) to the peer. False: refused, keep it. */
+/* The gathered packet (p->len bytes, its checksums in) to the peer. False:
+ * refused, keep it as it is. */
 static bool e1000_tx_send_packet(E1000State *s)
 {
     E1000TxPacket *p = &s->txp;
@@ -268,7 +269,6 @@ static bool e1000_tx_send_packet(E1000State *s)
     if (p->tse) {
         return e1000_tx_tso(s);
     }
-    e1000_tx_offload_sums(s, p->buf, p->len);
     return e1000_tx_send_frame(s, p->buf, p->len);
 }
 
@@ -337,6 +337,12 @@ static bool e1000_tx_data(E1000State *s, const uint8_t *d, uint32_t lower, uint3
         p->vle = lower & E1000_TXD_CMD_VLE;
         p->vlan_tci = upper >> 16;
         p->send_pending = true;
+        /* Once, here: the sums cover the checksum fields' seeds, so summing
+         * again a packet the peer refused would sum the inserted checksums.
+         * TSO builds its segments' sums in a copy. */
+        if (!p->bad && !p->tse) {
+            e1000_tx_offload_sums(s, p->buf, p->len);
+        }
     }
     if (!e1000_tx_send_packet(s)) {
         return false;

@@ -700,6 +700,26 @@ static void test_tx_checksum_offload(void)
     dev_free(t);
 }
 
+/* A checksummed packet the backend refused goes out later with the same,
+ * right, checksums: the sums are computed once, not again over the
+ * checksums the first try inserted. */
+static void test_tx_checksum_offload_refused(void)
+{
+    TestDev *t = dev_new();
+    tx_setup(t);
+    fake.refuse = true;
+    TcpSend v4 = { .ipv = 4, .payload_len = 700, .seq = 3, .ip_id = 9, .flags = 0x18,
+                   .seed = 2 };
+    tx_tcp(t, &v4);
+    g_assert_cmpuint(fake.frames->len, ==, 0);
+    fake.refuse = false;
+    net_client_receive_ready(t->backend);
+    main_loop_settle();
+    g_assert_cmpuint(fake.frames->len, ==, 1);
+    run_checker(&v4, 0);
+    dev_free(t);
+}
+
 static void test_tso(gconstpointer ipv)
 {
     TestDev *t = dev_new();
@@ -1130,6 +1150,7 @@ int main(int argc, char **argv)
     g_test_add_data_func("/e1000/tx-legacy/on-vcpu", GINT_TO_POINTER(0), test_tx_legacy);
     g_test_add_func("/e1000/tx-backpressure", test_tx_backpressure);
     g_test_add_func("/e1000/tx-checksum-offload", test_tx_checksum_offload);
+    g_test_add_func("/e1000/tx-checksum-offload-refused", test_tx_checksum_offload_refused);
     g_test_add_data_func("/e1000/tso/ipv4", GINT_TO_POINTER(4), test_tso);
     g_test_add_data_func("/e1000/tso/ipv6", GINT_TO_POINTER(6), test_tso);
     g_test_add_func("/e1000/rx-filters", test_rx_filters);

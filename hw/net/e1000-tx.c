@@ -19,10 +19,10 @@
  *
  * Guest input is checked: a ring outside RAM or with a bad length stops
  * the ring until it is reprogrammed; a descriptor with a buffer outside
- * RAM or over 16 KiB, a packet over 64 KiB, an unknown descriptor type or
- * a TSO context that cannot be (MSS 0, headers longer than the packet or
- * the header fields beyond the headers) drop that packet. All of it is
- * logged with -d guest_errors.
+ * RAM or over 16 KiB, a packet over 64 KiB or of no bytes, an unknown
+ * descriptor type or a TSO context that cannot be (MSS 0, headers longer
+ * than the packet or the header fields beyond the headers) drop that
+ * packet. All of it is logged with -d guest_errors.
  */
 #include <limits.h>
 #include <string.h>
@@ -116,6 +116,12 @@ static bool e1000_tx_send_frame(E1000State *s, const uint8_t *frame, size_t len)
     struct iovec iov[3];
     int n = 1;
     uint8_t tag[4];
+    if (!len) {
+        /* Nothing goes on a wire, and a peer's 0 for it would read as
+         * "not now": the ring would wait for a send_ready never sent. */
+        qemu_log_mask(LOG_GUEST_ERROR, "e1000: TX packet of no bytes dropped\n");
+        return true;
+    }
     if (s->txp.vle && (E1000_REG(s, E1000_CTRL) & E1000_CTRL_VME) && len >= ETH_ADDRS) {
         e1000_st_be16(tag, E1000_REG(s, E1000_VET));
         e1000_st_be16(tag + 2, s->txp.vlan_tci);

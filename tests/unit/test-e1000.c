@@ -542,6 +542,24 @@ static void test_tx_backpressure(void)
     dev_free(t);
 }
 
+/* A packet of no bytes is dropped, its descriptor done: a peer's 0 for it
+ * would read as "not now", and the ring would wait for a send_ready that
+ * never comes. */
+static void test_tx_empty_packet(void)
+{
+    TestDev *t = dev_new();
+    tx_setup(t);
+    fill_pattern(gpa(TX_BUF), 60, 4);
+    unsigned a = tx_queue(t, TX_BUF, 0 | E1000_TXD_CMD_EOP | E1000_TXD_CMD_RS, 0);
+    tx_queue(t, TX_BUF, 60 | E1000_TXD_CMD_EOP | E1000_TXD_CMD_RS, 0);
+    tx_kick(t);
+    g_assert_cmpuint(fake.frames->len, ==, 1);
+    g_assert_cmpmem(sent(0)->data, sent(0)->len, gpa(TX_BUF), 60);
+    g_assert_cmphex(tx_desc(t, a)[12], ==, E1000_TXD_STAT_DD);
+    g_assert_cmpuint(rd(t, E1000_TDH), ==, 2);
+    dev_free(t);
+}
+
 /* ---- checksum offload and TSO, checked by Python ---- */
 
 typedef struct TcpSend {
@@ -1149,6 +1167,7 @@ int main(int argc, char **argv)
     g_test_add_data_func("/e1000/tx-legacy/deferred", GINT_TO_POINTER(1), test_tx_legacy);
     g_test_add_data_func("/e1000/tx-legacy/on-vcpu", GINT_TO_POINTER(0), test_tx_legacy);
     g_test_add_func("/e1000/tx-backpressure", test_tx_backpressure);
+    g_test_add_func("/e1000/tx-empty-packet", test_tx_empty_packet);
     g_test_add_func("/e1000/tx-checksum-offload", test_tx_checksum_offload);
     g_test_add_func("/e1000/tx-checksum-offload-refused", test_tx_checksum_offload_refused);
     g_test_add_data_func("/e1000/tso/ipv4", GINT_TO_POINTER(4), test_tso);

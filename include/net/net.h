@@ -25,6 +25,7 @@
 #ifndef NET_NET_H
 #define NET_NET_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -86,7 +87,9 @@ struct NetClientState {
     NetDev *netdev;             /* a backend queue: the -netdev it belongs to */
     GMainContext *ctx;
     QEMUBH *send_ready_bh;      /* runs info->send_ready on ctx */
-    bool link_down;
+    /* Written by set_link (the monitor's thread), read by both sides'
+     * threads without a lock: atomic, so plain reads and writes are. */
+    atomic_bool link_down;
     void *opaque;
     /* A NIC: its device, whose id names it to set_link and query-rx-filter
      * (set by the NIC model after net_nic_new). NULL: named by name. */

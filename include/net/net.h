@@ -111,7 +111,8 @@ struct NetDev {
  * Send one frame to nc's peer; returns what the peer's receive returned:
  * its length (taken), or 0 (not now: keep it, wait for send_ready). A
  * client without a peer, or with either link down, drops the frame and
- * returns its length, as an unplugged cable does.
+ * returns its length, as an unplugged cable does. Never send an empty
+ * frame: its length, 0, reads as a refusal no send_ready will follow.
  */
 ssize_t net_send(NetClientState *nc, const struct iovec *iov, int iovcnt);
 ssize_t net_send_buf(NetClientState *nc, const void *buf, size_t len);

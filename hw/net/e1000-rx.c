@@ -14,7 +14,9 @@
  * reading, and the next RDT write (or RCTL.EN) calls
  * net_client_receive_ready. Frames the NIC would not take (receiver
  * off, filtered, too long, a broken ring) are dropped as the wire drops
- * them: the frame's length is returned.
+ * them: the frame's length is returned. So is a frame that needs more
+ * buffers than the ring can ever hold (counted in MPC): waiting for room
+ * would stop the backend for good.
  *
  * Without SECRC the hardware stores the 4-byte Ethernet CRC after the
  * frame; the backend has none, so four zero bytes stand in for it (Linux's
@@ -245,7 +247,17 @@ static ssize_t e1000_rx_frame(E1000State *s, const struct iovec *iov, int iovcnt
         total += ETH_CRC;
     }
     uint32_t bufsize = e1000_rx_buf_size(rctl);
-    if (e1000_ring_owned(&r) < (total + bufsize - 1) / bufsize) {
+    size_t needed = (total + bufsize - 1) / bufsize;
+    if (needed >= r.count) {
+        /* The ring never lends more than count - 1 buffers: refused, the
+         * frame would stop the backend for good. */
+        qemu_log_mask(LOG_GUEST_ERROR, "e1000: a %zu-byte frame needs %zu buffers of %u, "
+                      "more than a ring of %u can lend; dropped\n", total, needed, bufsize,
+                      r.count);
+        e1000_stat_inc(s, E1000_MPC);
+        return size;
+    }
+    if (e1000_ring_owned(&r) < needed) {
         s->rx_blocked = true;
         return 0;
     }

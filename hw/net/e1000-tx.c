@@ -19,10 +19,10 @@
  *
  * Guest input is checked: a ring outside RAM or with a bad length stops
  * the ring until it is reprogrammed; a descriptor with a buffer outside
- * RAM or over 16 KiB, a packet over 64 KiB, an unknown descriptor type or
- * a TSO context that cannot be (MSS 0, headers longer than the packet or
- * the header fields beyond the headers) drop that packet. All of it is
- * logged with -d guest_errors.
+ * RAM or over 16 KiB, a packet over 64 KiB or of no bytes, an unknown
+ * descriptor type or a TSO context that cannot be (MSS 0, headers longer
+ * than the packet or the header fields beyond the headers) drop that
+ * packet. All of it is logged with -d guest_errors.
  */
 #include <limits.h>
 #include <string.h>
@@ -116,6 +116,12 @@ static bool e1000_tx_send_frame(E1000State *s, const uint8_t *frame, size_t len)
     struct iovec iov[3];
     int n = 1;
     uint8_t tag[4];
+    if (!len) {
+        /* Nothing goes on a wire, and a peer's 0 for it would read as
+         * "not now": the ring would wait for a send_ready never sent. */
+        qemu_log_mask(LOG_GUEST_ERROR, "e1000: TX packet of no bytes dropped\n");
+        return true;
+    }
     if (s->txp.vle && (E1000_REG(s, E1000_CTRL) & E1000_CTRL_VME) && len >= ETH_ADDRS) {
         e1000_st_be16(tag, E1000_REG(s, E1000_VET));
         e1000_st_be16(tag + 2, s->txp.vlan_tci);
@@ -258,7 +264,8 @@ static bool e1000_tx_tso(E1000State *s)
     return true;
 }
 
-/* The gathered packet (p->len bytes) to the peer. False: refused, keep it. */
+/* The gathered packet (p->len bytes, its checksums in) to the peer. False:
+ * refused, keep it as it is. */
 static bool e1000_tx_send_packet(E1000State *s)
 {
     E1000TxPacket *p = &s->txp;
@@ -268,7 +275,6 @@ static bool e1000_tx_send_packet(E1000State *s)
     if (p->tse) {
         return e1000_tx_tso(s);
     }
-    e1000_tx_offload_sums(s, p->buf, p->len);
     return e1000_tx_send_frame(s, p->buf, p->len);
 }
 
@@ -337,6 +343,12 @@ static bool e1000_tx_data(E1000State *s, const uint8_t *d, uint32_t lower, uint3
         p->vle = lower & E1000_TXD_CMD_VLE;
         p->vlan_tci = upper >> 16;
         p->send_pending = true;
+        /* Once, here: the sums cover the checksum fields' seeds, so summing
+         * again a packet the peer refused would sum the inserted checksums.
+         * TSO builds its segments' sums in a copy. */
+        if (!p->bad && !p->tse) {
+            e1000_tx_offload_sums(s, p->buf, p->len);
+        }
     }
     if (!e1000_tx_send_packet(s)) {
         return false;

@@ -25,6 +25,7 @@
 #ifndef NET_NET_H
 #define NET_NET_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -86,7 +87,9 @@ struct NetClientState {
     NetDev *netdev;             /* a backend queue: the -netdev it belongs to */
     GMainContext *ctx;
     QEMUBH *send_ready_bh;      /* runs info->send_ready on ctx */
-    bool link_down;
+    /* Written by set_link (the monitor's thread), read by both sides'
+     * threads without a lock: atomic, so plain reads and writes are. */
+    atomic_bool link_down;
     void *opaque;
     /* A NIC: its device, whose id names it to set_link and query-rx-filter
      * (set by the NIC model after net_nic_new). NULL: named by name. */
@@ -114,7 +117,8 @@ struct NetDev {
  * Send one frame to nc's peer; returns what the peer's receive returned:
  * its length (taken), or 0 (not now: keep it, wait for send_ready). A
  * client without a peer, or with either link down, drops the frame and
- * returns its length, as an unplugged cable does.
+ * returns its length, as an unplugged cable does. Never send an empty
+ * frame: its length, 0, reads as a refusal no send_ready will follow.
  */
 ssize_t net_send(NetClientState *nc, const struct iovec *iov, int iovcnt);
 ssize_t net_send_buf(NetClientState *nc, const void *buf, size_t len);

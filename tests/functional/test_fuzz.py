@@ -1,10 +1,11 @@
 """The libFuzzer harness of the platform devices (tests/fuzz): a clang
 ASan+UBSan build in build-fuzz (./configure --enable-fuzzing), then a
 bounded fuzzing run that starts from the seed corpus and must end without
-a crash, a sanitizer report, a leak or a hang. The storage seeds are
-checked to be what tests/fuzz/storage_seeds.py makes, and to reach what
-they are for: data through IDE's bus-master DMA, ATAPI and virtio-blk's
-queues to the disk image and back."""
+a crash, a sanitizer report, a leak or a hang. The structured seeds are
+checked to be what tests/fuzz/storage_seeds.py and e1000_seeds.py make,
+and to reach what they are for: data through IDE's bus-master DMA, ATAPI
+and virtio-blk's queues to the disk image and back; frames from the wire
+through the e1000's filters and checksum checks into its RX ring."""
 
 import os
 import re
@@ -17,12 +18,15 @@ import pytest
 from kvmhost import REPO
 
 sys.path.insert(0, str(REPO / "tests" / "fuzz"))
+import e1000_seeds  # noqa: E402
 import storage_seeds  # noqa: E402
 
 BUILDDIR = REPO / "build-fuzz"
 FUZZER = BUILDDIR / "tests" / "fuzz" / "fuzz-platform"
 CORPUS = REPO / "tests" / "fuzz" / "corpus"
 FUZZ_SECONDS = 60
+SEED_SCRIPTS = {"storage_seeds.py": storage_seeds, "e1000_seeds.py": e1000_seeds}
+SEED_CHECKS = {**storage_seeds.SEED_CHECKS, **e1000_seeds.SEED_CHECKS}
 SANITIZER_REPORTS = ("ERROR: AddressSanitizer", "runtime error:", "ERROR: LeakSanitizer",
                      "ERROR: libFuzzer", "==ERROR:")
 
@@ -79,11 +83,12 @@ def test_fuzz_platform_devices(fuzzer, tmp_path):
     assert seeds and int(seeds.group(1)) == len(list(CORPUS.iterdir())), report
 
 
-def test_storage_seeds_are_current():
-    for name, make in storage_seeds.SEEDS.items():
-        assert (CORPUS / name).read_bytes() == make(), (
-            f"tests/fuzz/corpus/{name} differs from what storage_seeds.py makes: run "
-            f"python3 tests/fuzz/storage_seeds.py tests/fuzz/corpus")
+def test_seeds_are_current():
+    for script, module in SEED_SCRIPTS.items():
+        for name, make in module.SEEDS.items():
+            assert (CORPUS / name).read_bytes() == make(), (
+                f"tests/fuzz/corpus/{name} differs from what {script} makes: run "
+                f"python3 tests/fuzz/{script} tests/fuzz/corpus")
 
 
 def traced_reads(fuzzer, seed):
@@ -96,10 +101,10 @@ def traced_reads(fuzzer, seed):
             for a, v in re.findall(r"mem read  (0x[0-9a-f]+)/8 = (0x[0-9a-f]+)", run.stdout)}
 
 
-@pytest.mark.parametrize("seed", sorted(storage_seeds.SEED_CHECKS))
-def test_storage_seed_reaches_the_disk(fuzzer, seed):
+@pytest.mark.parametrize("seed", sorted(SEED_CHECKS))
+def test_seed_reaches_its_device(fuzzer, seed):
     reads = traced_reads(fuzzer, seed)
-    for addr, expected in storage_seeds.SEED_CHECKS[seed]:
+    for addr, expected in SEED_CHECKS[seed]:
         assert reads.get(addr) == expected, (
             f"{seed}: guest RAM at {addr:#x} reads {reads.get(addr, 0):#x}, expected "
             f"{expected:#x}: the seed no longer gets its data through the device")

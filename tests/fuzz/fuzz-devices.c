@@ -47,9 +47,10 @@ static FuzzDevice fuzz_devices[] = {
     { "ide-cd,bus=ide.1,unit=1", &fuzz_ide_driver },          /* an empty tray */
     { "virtio-blk-pci,drive=vd0,addr=6,num-queues=2", &fuzz_virtio_driver },
     /* Seeds name a device by its index here: new ones go at the end. */
-    /* No backend: what it sends is dropped. It transmits on the thread
-     * that writes TDT, as the harness runs no main loop for a bottom half. */
-    { "e1000,addr=5,x-tx-defer=off" },
+    /* On a wire that drops what it sends and gives it frames (its
+     * driver). It transmits on the thread that writes TDT, as the
+     * harness runs no main loop for a bottom half. */
+    { "e1000,addr=5,x-tx-defer=off,netdev=" FUZZ_E1000_WIRE_ID, &fuzz_e1000_driver },
     /* No backend either; its queues and control queue get the generic
      * hostile virtio driver. */
     { "virtio-net-pci,addr=7,mq=off", &fuzz_virtio_driver },
@@ -145,7 +146,7 @@ static bool device_create(FuzzDevice *dev, const DeviceBuses *buses, Error **err
 
 bool fuzz_devices_create(const DeviceBuses *buses, Error **errp)
 {
-    if (!drives_create(errp)) {
+    if (!drives_create(errp) || !fuzz_e1000_wire_create(errp)) {
         return false;
     }
     for (size_t i = 0; i < G_N_ELEMENTS(fuzz_devices); i++) {

@@ -80,6 +80,12 @@ struct FuzzDevice {
 
 extern const FuzzDriver fuzz_virtio_driver;    /* fuzz-virtio.c */
 extern const FuzzDriver fuzz_ide_driver;       /* fuzz-ide.c */
+extern const FuzzDriver fuzz_e1000_driver;     /* fuzz-e1000.c: frames from the wire */
+
+/* The netdev the e1000 is attached to (fuzz-e1000.c): it drops what the
+ * NIC sends, and the e1000 driver's operation sends frames through it. */
+#define FUZZ_E1000_WIRE_ID  "fuzz-wire"
+bool fuzz_e1000_wire_create(Error **errp);
 
 /* Open the drives on temporary images and create the devices. */
 bool fuzz_devices_create(const DeviceBuses *buses, Error **errp);

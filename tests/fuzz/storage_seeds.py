@@ -299,10 +299,14 @@ SEED_CHECKS = {
 }
 
 
-def main():
-    out = Path(sys.argv[1])
-    for name, make in SEEDS.items():
+def write_seeds(seeds, out):
+    """Each seed of seeds (name: maker) into the folder out."""
+    for name, make in seeds.items():
         (out / name).write_bytes(make())
+
+
+def main():
+    write_seeds(SEEDS, Path(sys.argv[1]))
 
 
 if __name__ == "__main__":

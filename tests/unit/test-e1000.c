@@ -542,6 +542,24 @@ static void test_tx_backpressure(void)
     dev_free(t);
 }
 
+/* A packet of no bytes is dropped, its descriptor done: a peer's 0 for it
+ * would read as "not now", and the ring would wait for a send_ready that
+ * never comes. */
+static void test_tx_empty_packet(void)
+{
+    TestDev *t = dev_new();
+    tx_setup(t);
+    fill_pattern(gpa(TX_BUF), 60, 4);
+    unsigned a = tx_queue(t, TX_BUF, 0 | E1000_TXD_CMD_EOP | E1000_TXD_CMD_RS, 0);
+    tx_queue(t, TX_BUF, 60 | E1000_TXD_CMD_EOP | E1000_TXD_CMD_RS, 0);
+    tx_kick(t);
+    g_assert_cmpuint(fake.frames->len, ==, 1);
+    g_assert_cmpmem(sent(0)->data, sent(0)->len, gpa(TX_BUF), 60);
+    g_assert_cmphex(tx_desc(t, a)[12], ==, E1000_TXD_STAT_DD);
+    g_assert_cmpuint(rd(t, E1000_TDH), ==, 2);
+    dev_free(t);
+}
+
 /* ---- checksum offload and TSO, checked by Python ---- */
 
 typedef struct TcpSend {
@@ -697,6 +715,26 @@ static void test_tx_checksum_offload(void)
     g_unlink(f);
     g_unlink(spec);
     g_rmdir(dir);
+    dev_free(t);
+}
+
+/* A checksummed packet the backend refused goes out later with the same,
+ * right, checksums: the sums are computed once, not again over the
+ * checksums the first try inserted. */
+static void test_tx_checksum_offload_refused(void)
+{
+    TestDev *t = dev_new();
+    tx_setup(t);
+    fake.refuse = true;
+    TcpSend v4 = { .ipv = 4, .payload_len = 700, .seq = 3, .ip_id = 9, .flags = 0x18,
+                   .seed = 2 };
+    tx_tcp(t, &v4);
+    g_assert_cmpuint(fake.frames->len, ==, 0);
+    fake.refuse = false;
+    net_client_receive_ready(t->backend);
+    main_loop_settle();
+    g_assert_cmpuint(fake.frames->len, ==, 1);
+    run_checker(&v4, 0);
     dev_free(t);
 }
 
@@ -926,6 +964,25 @@ static void test_rx_full_ring(void)
     dev_free(t);
 }
 
+/* A frame that needs more buffers than the ring can ever lend (count - 1)
+ * is dropped and counted: refusing it would stop the backend for good. */
+static void test_rx_frame_larger_than_ring(void)
+{
+    TestDev *t = dev_new();
+    rx_setup(t, RX_RING_COUNT - 1, E1000_RCTL_LPE | 3u << E1000_RCTL_BSIZE_SHIFT);
+    static const uint8_t mine[6] = { MAC0 };
+    uint8_t f[2000];
+    make_frame(f, sizeof(f), mine);     /* 2004 bytes with the CRC: 8 buffers of 256 */
+    g_assert_cmpint(rx_send(t, f, sizeof(f)), ==, sizeof(f));
+    g_assert_cmpuint(rd(t, E1000_RDH), ==, 0);
+    g_assert_cmpuint(rd(t, E1000_MPC), ==, 1);
+    make_frame(f, 1700, mine);          /* 7 buffers: fits */
+    g_assert_cmpint(rx_send(t, f, 1700), ==, 1700);
+    g_assert_cmpuint(rd(t, E1000_RDH), ==, 7);
+    g_assert_cmphex(rx_desc(6)[12], ==, E1000_RXD_STAT_DD | E1000_RXD_STAT_EOP);
+    dev_free(t);
+}
+
 /* ---- two threads ---- */
 
 #define CONCURRENT_TX   3000
@@ -1129,12 +1186,15 @@ int main(int argc, char **argv)
     g_test_add_data_func("/e1000/tx-legacy/deferred", GINT_TO_POINTER(1), test_tx_legacy);
     g_test_add_data_func("/e1000/tx-legacy/on-vcpu", GINT_TO_POINTER(0), test_tx_legacy);
     g_test_add_func("/e1000/tx-backpressure", test_tx_backpressure);
+    g_test_add_func("/e1000/tx-empty-packet", test_tx_empty_packet);
     g_test_add_func("/e1000/tx-checksum-offload", test_tx_checksum_offload);
+    g_test_add_func("/e1000/tx-checksum-offload-refused", test_tx_checksum_offload_refused);
     g_test_add_data_func("/e1000/tso/ipv4", GINT_TO_POINTER(4), test_tso);
     g_test_add_data_func("/e1000/tso/ipv6", GINT_TO_POINTER(6), test_tso);
     g_test_add_func("/e1000/rx-filters", test_rx_filters);
     g_test_add_func("/e1000/rx-checksum-and-vlan", test_rx_checksum_and_vlan);
     g_test_add_func("/e1000/rx-full-ring", test_rx_full_ring);
+    g_test_add_func("/e1000/rx-frame-larger-than-ring", test_rx_frame_larger_than_ring);
     g_test_add_func("/e1000/concurrent-rx-tx", test_concurrent_rx_tx);
     g_test_add_func("/e1000/hostile-rx-ring", test_hostile_rx_ring);
     g_test_add_func("/e1000/hostile-tx", test_hostile_tx);

@@ -194,6 +194,7 @@
 /* ---- statistics: 0x4000..0x40fc, every one cleared by its read ---- */
 #define E1000_STATS_FIRST       0x4000
 #define E1000_STATS_LAST        0x40fc
+#define E1000_MPC       0x4010      /* missed packets */
 #define E1000_ROC       0x40ac
 #define E1000_GPRC      0x4074
 #define E1000_BPRC      0x4078

@@ -136,7 +136,10 @@ def test_qmp_drives_a_linux_guest(runs, kind):
     assert events == [("STOP", None), ("RESUME", None),
                       ("RESET", {"guest": False, "reason": "host-qmp-system-reset"}),
                       ("SHUTDOWN", {"guest": False, "reason": "host-qmp-quit"})], msgs
-    assert msgs[-1].get("event") == "SHUTDOWN", msgs      # nothing after it
+    # Not checked: whether an event comes before or after its command's
+    # answer. QEMU sends RESET and SHUTDOWN before the answer (the main loop
+    # handles the request before the dispatcher answers), ours after; QMP
+    # promises no order between the two.
     assert value(out, "paused-ticks") == 0, g.log
     assert value(out, "resumed-ticks") > 0, g.log
     assert value(out, "boots") == 2 == g.log.count(MARKER), g.log

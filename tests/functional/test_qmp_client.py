@@ -114,8 +114,9 @@ def test_npm_client_queries_stops_resets_powers_down_and_quits(node, vmm):
     ])
     powerdown, quit_ = report["steps"]
     assert powerdown["return"] == {} and powerdown["events"] == ["POWERDOWN"], powerdown
-    # The tiny guest has no ACPI driver: the power button changes nothing.
-    assert proc.poll() is None, f"{which} exited on system_powerdown"
+    # The tiny guest has no ACPI driver: the power button changes nothing,
+    # so the VMM is still there to answer quit (polling the process here
+    # would race quit's exit).
     assert quit_["return"] == {} and quit_["events"] == ["SHUTDOWN"], quit_
     assert quit_["closed"], quit_
     assert proc.wait(30) == 0

@@ -139,16 +139,12 @@ static void test_split_nesting_limit(void)
 static void test_split_size_limit(void)
 {
     /* Just over 64 MiB in one string, then a small message. */
-    size_t big = JSON_MESSAGE_MAX_SIZE + 16;
-    char *input = g_malloc(big + 32);
-    memcpy(input, "{\"id\": \"", 8);
-    memset(input + 8, 'A', big - 10);
-    strcpy(input + big - 2, "\"}{\"n\": 2}");
+    g_autofree char *filler = g_strnfill(JSON_MESSAGE_MAX_SIZE + 6, 'A');
+    g_autofree char *input = g_strconcat("{\"id\": \"", filler, "\"}{\"n\": 2}", NULL);
     g_autoptr(GPtrArray) out = split(input, strlen(input), 1 << 20);
     g_assert_cmpuint(out->len, ==, 2);
     g_assert_cmpstr(g_ptr_array_index(out, 0), ==, "ERR:JSON token size limit exceeded");
     g_assert_cmpstr(g_ptr_array_index(out, 1), ==, "{\"n\": 2}");
-    g_free(input);
 }
 
 /* [1,1,...] with n ones inside {"id": ...}: 2n + 5 tokens. */

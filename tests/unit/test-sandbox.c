@@ -138,14 +138,42 @@ static void run_passes(const char *path)
     g_test_trap_assert_stderr_unmatched("*forbidden*");
 }
 
+/* A sanitizer's runtime makes system calls of its own in every thread
+ * and at exit (alternate signal stacks, prctl, the leak checker's clone
+ * and ptrace) that the lists, written for the VMM, do not carry: the
+ * filters are checked in the plain build. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define UNDER_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define UNDER_SANITIZER 1
+#endif
+#endif
+
+static bool skipped_under_sanitizer(void)
+{
+#ifdef UNDER_SANITIZER
+    g_test_skip("a sanitizer's own system calls are not on the sandbox's lists");
+    return true;
+#else
+    return false;
+#endif
+}
+
 static void test_threads_but_no_processes_under_spawn_deny(void)
 {
+    if (skipped_under_sanitizer()) {
+        return;
+    }
     run_passes("/sandbox/subprocess/threads");
     run_killed("/sandbox/subprocess/fork", "clone");
 }
 
 static void test_deny_options_take_their_calls_away(void)
 {
+    if (skipped_under_sanitizer()) {
+        return;
+    }
     run_killed("/sandbox/subprocess/setuid", "setuid");
     run_killed("/sandbox/subprocess/affinity", "sched_getaffinity");
     run_killed("/sandbox/subprocess/obsolete", "sysfs");

@@ -157,6 +157,9 @@ uint32_t e1000_eecd_read(E1000State *s);
 void e1000_eerd_write(E1000State *s, uint32_t value);
 void e1000_mdic_write(E1000State *s, uint32_t value);
 void e1000_phy_reset(E1000State *s);
+/* The link went up or down: the PHY's status registers follow it, what the
+ * driver programmed stays. */
+void e1000_phy_link_update(E1000State *s);
 
 /* Where a descriptor ring is, checked: false (logged) if the guest's
  * base/length/head/tail cannot be a ring in RAM. */

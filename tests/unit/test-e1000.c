@@ -363,6 +363,39 @@ static void test_link_interrupt(void)
     dev_free(t);
 }
 
+/* A link going down and up (the backend's set_link) changes what the wire
+ * decides, not what the driver programmed: the advertisement, the
+ * 1000BASE-T control and BMCR survive; BMSR's link and AN-complete bits,
+ * the partner's registers and the M88 status follow the link. */
+static void test_link_change_keeps_phy_programming(void)
+{
+    TestDev *t = dev_new();
+    mdic(t, 1, MII_ANAR, E1000_MDIC_OP_WRITE, 0x0061);          /* 10 half/full only */
+    mdic(t, 1, MII_CTRL1000, E1000_MDIC_OP_WRITE, 0x0000);      /* no 1000BASE-T */
+    mdic(t, 1, MII_BMCR, E1000_MDIC_OP_WRITE, 0x0100);          /* AN off, full duplex */
+    mdic(t, 1, M88_PHY_SPEC_CTRL, E1000_MDIC_OP_WRITE, 0x0808);
+    wr(t, E1000_IMC, ~0u);
+    rd(t, E1000_ICR);
+
+    net_client_set_link(t->backend, false);
+    g_assert_cmphex(phy_read(t, MII_BMSR) & 0x0024, ==, 0);
+    g_assert_cmphex(phy_read(t, MII_ANLPAR), ==, 0);
+    g_assert_cmphex(phy_read(t, M88_PHY_SPEC_STATUS) & 0x0400, ==, 0);
+    g_assert_cmphex(rd(t, E1000_ICR), ==, E1000_ICR_LSC);
+    net_client_set_link(t->backend, true);
+    g_assert_cmphex(phy_read(t, MII_BMSR) & 0x0024, ==, 0x0024);
+    g_assert_cmphex(phy_read(t, MII_ANLPAR) & 0x01e0, ==, 0x01e0);
+    g_assert_cmphex(phy_read(t, M88_PHY_SPEC_STATUS) & 0x0400, ==, 0x0400);
+    g_assert_cmphex(rd(t, E1000_ICR), ==, E1000_ICR_LSC);
+
+    g_assert_cmphex(phy_read(t, MII_ANAR), ==, 0x0061);
+    g_assert_cmphex(phy_read(t, MII_CTRL1000), ==, 0x0000);
+    g_assert_cmphex(phy_read(t, MII_BMCR), ==, 0x0100);
+    g_assert_cmphex(phy_read(t, M88_PHY_SPEC_CTRL), ==, 0x0808);
+    g_assert_cmphex(phy_read(t, MII_PHYID1), ==, 0x0141);
+    dev_free(t);
+}
+
 /* set_link through QMP, as a manager sends it; false: DeviceNotFound. */
 static bool qmp_set_link(const char *name, bool up)
 {
@@ -1182,6 +1215,8 @@ int main(int argc, char **argv)
     g_test_add_func("/e1000/eeprom", test_eeprom);
     g_test_add_func("/e1000/phy", test_phy);
     g_test_add_func("/e1000/link-interrupt", test_link_interrupt);
+    g_test_add_func("/e1000/link-change-keeps-phy-programming",
+                    test_link_change_keeps_phy_programming);
     g_test_add_func("/e1000/qmp-set-link", test_qmp_set_link);
     g_test_add_data_func("/e1000/tx-legacy/deferred", GINT_TO_POINTER(1), test_tx_legacy);
     g_test_add_data_func("/e1000/tx-legacy/on-vcpu", GINT_TO_POINTER(0), test_tx_legacy);

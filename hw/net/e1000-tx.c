@@ -19,10 +19,11 @@
  *
  * Guest input is checked: a ring outside RAM or with a bad length stops
  * the ring until it is reprogrammed; a descriptor with a buffer outside
- * RAM or over 16 KiB, a packet over 64 KiB or of no bytes, an unknown
- * descriptor type or a TSO context that cannot be (MSS 0, headers longer
- * than the packet or the header fields beyond the headers) drop that
- * packet. All of it is logged with -d guest_errors.
+ * RAM or over 16 KiB, a TSO packet over 64 KiB, a frame without TSO over
+ * 16 KiB, a packet of no bytes, an unknown descriptor type or a TSO
+ * context that cannot be (MSS 0, headers longer than the packet or the
+ * header fields beyond the headers) drop that packet. All of it is logged
+ * with -d guest_errors.
  */
 #include <limits.h>
 #include <string.h>
@@ -303,9 +304,13 @@ static void e1000_tx_gather(E1000State *s, uint64_t addr, uint32_t len)
     if (p->bad) {
         return;
     }
-    if (len > E1000_MAX_DESC_DATA || p->len + len > E1000_TX_MAX_PACKET) {
+    /* Only TSO makes frames of its packet: without it the packet is one
+     * frame, which the hardware cannot send beyond 16 KiB. */
+    uint32_t max = p->tse ? E1000_TX_MAX_PACKET : E1000_TX_MAX_FRAME;
+    if (len > E1000_MAX_DESC_DATA || p->len + len > max) {
         qemu_log_mask(LOG_GUEST_ERROR, "e1000: TX descriptor of %u bytes (packet so far %u): "
-                      "too long; packet dropped\n", len, p->len);
+                      "beyond the %u bytes of a%s packet; packet dropped\n", len, p->len, max,
+                      p->tse ? " TSO" : " non-TSO");
         p->bad = true;
         return;
     }

@@ -593,6 +593,38 @@ static void test_tx_empty_packet(void)
     dev_free(t);
 }
 
+/* Without TSO a packet is one frame, at most 16 KiB as on the hardware:
+ * one byte more (legacy or data descriptors) drops the packet, its
+ * descriptors done, rather than sending a frame no 8254x could. */
+static void test_tx_oversize_frame(gconstpointer deferred)
+{
+    TestDev *t = dev_new_conf(GPOINTER_TO_INT(deferred));
+    tx_setup(t);
+    fill_pattern(gpa(TX_BUF), 3 * 8192, 6);
+    uint32_t data = E1000_TXD_CMD_DEXT | E1000_TXD_DTYP_D;
+    tx_queue(t, TX_BUF, 8192, 0);
+    tx_queue(t, TX_BUF + 8192, 8192 | E1000_TXD_CMD_EOP | E1000_TXD_CMD_RS, 0);
+    tx_queue(t, TX_BUF, 8192, 0);
+    unsigned legacy = tx_queue(t, TX_BUF + 8192, 8193 | E1000_TXD_CMD_EOP | E1000_TXD_CMD_RS,
+                               0);
+    tx_queue(t, TX_BUF, data | 16384, 0);
+    unsigned ext = tx_queue(t, TX_BUF + 16384, data | 1 | E1000_TXD_CMD_EOP | E1000_TXD_CMD_RS,
+                            0);
+    tx_queue(t, TX_BUF, 60 | E1000_TXD_CMD_EOP | E1000_TXD_CMD_RS, 0);
+    if (GPOINTER_TO_INT(deferred)) {
+        tx_kick(t);
+    } else {
+        wr(t, E1000_TDT, t->tx_tail);
+    }
+    g_assert_cmpuint(fake.frames->len, ==, 2);
+    g_assert_cmpmem(sent(0)->data, sent(0)->len, gpa(TX_BUF), 16384);
+    g_assert_cmpuint(sent(1)->len, ==, 60);
+    g_assert_cmphex(tx_desc(t, legacy)[12], ==, E1000_TXD_STAT_DD);
+    g_assert_cmphex(tx_desc(t, ext)[12], ==, E1000_TXD_STAT_DD);
+    g_assert_cmpuint(rd(t, E1000_TDH), ==, t->tx_tail);
+    dev_free(t);
+}
+
 /* ---- checksum offload and TSO, checked by Python ---- */
 
 typedef struct TcpSend {
@@ -1222,6 +1254,10 @@ int main(int argc, char **argv)
     g_test_add_data_func("/e1000/tx-legacy/on-vcpu", GINT_TO_POINTER(0), test_tx_legacy);
     g_test_add_func("/e1000/tx-backpressure", test_tx_backpressure);
     g_test_add_func("/e1000/tx-empty-packet", test_tx_empty_packet);
+    g_test_add_data_func("/e1000/tx-oversize-frame/deferred", GINT_TO_POINTER(1),
+                         test_tx_oversize_frame);
+    g_test_add_data_func("/e1000/tx-oversize-frame/on-vcpu", GINT_TO_POINTER(0),
+                         test_tx_oversize_frame);
     g_test_add_func("/e1000/tx-checksum-offload", test_tx_checksum_offload);
     g_test_add_func("/e1000/tx-checksum-offload-refused", test_tx_checksum_offload_refused);
     g_test_add_data_func("/e1000/tso/ipv4", GINT_TO_POINTER(4), test_tso);

@@ -720,7 +720,7 @@ static void run_checker(const TcpSend *ts, unsigned first_frame)
 /* Write the packet to TX_BUF and queue: a context descriptor, then the
  * headers in one data descriptor and the payload in 4 KiB ones, as Linux
  * splits them. */
-static void tx_tcp(TestDev *t, const TcpSend *ts)
+static void tx_tcp_queue(TestDev *t, const TcpSend *ts)
 {
     uint8_t *buf = gpa(TX_BUF);
     size_t hdr = build_tcp_headers(buf, ts);
@@ -746,6 +746,11 @@ static void tx_tcp(TestDev *t, const TcpSend *ts)
                  popts);
         off += len;
     }
+}
+
+static void tx_tcp(TestDev *t, const TcpSend *ts)
+{
+    tx_tcp_queue(t, ts);
     tx_kick(t);
 }
 
@@ -824,6 +829,31 @@ static void test_tso(gconstpointer ipv)
     g_assert_cmpuint(rd(t, E1000_TSCTC), ==, 1);
     g_assert_cmpuint(rd(t, E1000_GPTC), ==, fake.frames->len);
     g_assert_cmpuint(rd(t, E1000_TDH), ==, t->tx_tail);
+    dev_free(t);
+}
+
+/*
+ * MSS 1 is a legal TSO send of one segment per payload byte. Transmitting
+ * on the vCPU (x-tx-defer=off), the TDT write returns after one turn of
+ * segments, not after all of them under the device lock; the rest follows
+ * from the bottom half, every segment right.
+ */
+static void test_tso_tiny_mss_bounded(void)
+{
+    TestDev *t = dev_new_conf(false);
+    tx_setup(t);
+    TcpSend ts = { .ipv = 4, .tso = true, .mss = 1, .payload_len = 999, .seq = 77,
+                   .ip_id = 5, .flags = 0x18, .seed = 13 };
+    tx_tcp_queue(t, &ts);
+    wr(t, E1000_TDT, t->tx_tail);
+    g_assert_cmpuint(fake.frames->len, >, 0);
+    g_assert_cmpuint(fake.frames->len, <=, 64);
+    g_assert_cmpuint(rd(t, E1000_TDH), !=, t->tx_tail);
+    main_loop_settle();
+    g_assert_cmpuint(fake.frames->len, ==, ts.payload_len);
+    run_checker(&ts, 0);
+    g_assert_cmpuint(rd(t, E1000_TDH), ==, t->tx_tail);
+    g_assert_cmpuint(rd(t, E1000_TSCTC), ==, 1);
     dev_free(t);
 }
 
@@ -1262,6 +1292,7 @@ int main(int argc, char **argv)
     g_test_add_func("/e1000/tx-checksum-offload-refused", test_tx_checksum_offload_refused);
     g_test_add_data_func("/e1000/tso/ipv4", GINT_TO_POINTER(4), test_tso);
     g_test_add_data_func("/e1000/tso/ipv6", GINT_TO_POINTER(6), test_tso);
+    g_test_add_func("/e1000/tso-tiny-mss-bounded", test_tso_tiny_mss_bounded);
     g_test_add_func("/e1000/rx-filters", test_rx_filters);
     g_test_add_func("/e1000/rx-checksum-and-vlan", test_rx_checksum_and_vlan);
     g_test_add_func("/e1000/rx-full-ring", test_rx_full_ring);

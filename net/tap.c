@@ -53,6 +53,9 @@ typedef struct TapQueue {
      * asked for (0: bare frames). Set by the NIC's thread, read by both. */
     atomic_uint host_hdr_len, nic_hdr_len;
     atomic_bool write_blocked;  /* a write met EAGAIN: poll for POLLOUT */
+    /* The NIC asked for a header length the tap refused: no frame may pass
+     * with a header of the wrong size, so none passes any more. */
+    atomic_bool hdr_refused;
     atomic_bool vhost_owned;    /* vhost-net has the fd: keep off it */
     /* The context's thread only: a frame the NIC refused, kept in buf;
      * an fd that can no longer be read (its interface was deleted). */
@@ -90,10 +93,15 @@ static bool tap_deliver(TapQueue *q, size_t len)
     return true;
 }
 
+/* Frames pass between the fd and the NIC: neither vhost-net's nor stopped. */
+static bool tap_queue_passes(TapQueue *q)
+{
+    return !atomic_load(&q->vhost_owned) && !atomic_load(&q->hdr_refused);
+}
+
 static void tap_read_frames(TapQueue *q)
 {
-    for (unsigned i = 0; i < TAP_READ_BATCH && !q->read_blocked &&
-                         !atomic_load(&q->vhost_owned); i++) {
+    for (unsigned i = 0; i < TAP_READ_BATCH && !q->read_blocked && tap_queue_passes(q); i++) {
         ssize_t len = read(q->fd, q->buf, TAP_BUFSIZE);
         if (len < 0 && errno == EINTR) {
             continue;
@@ -116,7 +124,8 @@ static void tap_send_ready(NetClientState *nc)
     TapQueue *q = nc->opaque;
     if (q->read_blocked) {
         q->read_blocked = false;
-        if (tap_deliver(q, q->pending_len)) {
+        /* Kept from before the queue stopped, it has the old header. */
+        if (atomic_load(&q->hdr_refused) || tap_deliver(q, q->pending_len)) {
             q->pending_len = 0;
         }
     }
@@ -126,7 +135,7 @@ static GIOCondition tap_prepare(void *opaque)
 {
     TapQueue *q = opaque;
     GIOCondition cond = 0;
-    if (!q->read_blocked && !q->read_broken && !atomic_load(&q->vhost_owned)) {
+    if (!q->read_blocked && !q->read_broken && tap_queue_passes(q)) {
         cond |= G_IO_IN;
     }
     if (atomic_load(&q->write_blocked)) {
@@ -160,8 +169,8 @@ static ssize_t tap_receive(NetClientState *nc, const struct iovec *iov, int iovc
     static const uint8_t zero_hdr[VIRTIO_NET_HDR_LEN];
     TapQueue *q = nc->opaque;
     size_t size = iov_size(iov, iovcnt);
-    if (atomic_load(&q->vhost_owned)) {
-        return size;            /* vhost-net moves this queue's frames now */
+    if (!tap_queue_passes(q)) {
+        return size;            /* vhost-net moves them, or the queue stopped */
     }
     unsigned prefix = atomic_load(&q->nic_hdr_len) ? 0 : atomic_load(&q->host_hdr_len);
     PrefixedIov p;
@@ -190,13 +199,27 @@ static bool tap_has_vnet_hdr(NetClientState *nc)
     return q->tap->vnet_hdr;
 }
 
+/* Both lengths a NIC asks for were tried when the tap was opened
+ * (tap-linux.c), so a refusal here is the kernel changing its mind: one
+ * warning, and the queue stops rather than carry a header of the wrong
+ * size in either direction. */
 static void tap_set_vnet_hdr_len_op(NetClientState *nc, unsigned len)
 {
     TapQueue *q = nc->opaque;
-    if (len && tap_set_vnet_hdr_len(q->fd, len)) {
+    if (len && len != atomic_load(&q->host_hdr_len)) {
+        if (!tap_set_vnet_hdr_len(q->fd, len)) {
+            net_warn("-netdev tap,id=%s: the tap refused a %u-byte virtio-net header "
+                     "(TUNSETVNETHDRSZ: %s); the queue stops", nc->name, len,
+                     g_strerror(errno));
+            atomic_store(&q->hdr_refused, true);
+            if (nc->ctx) {
+                g_main_context_wakeup(nc->ctx);
+            }
+            return;
+        }
         atomic_store(&q->host_hdr_len, len);
     }
-    atomic_store(&q->nic_hdr_len, len ? atomic_load(&q->host_hdr_len) : 0);
+    atomic_store(&q->nic_hdr_len, len);
 }
 
 static void tap_set_offload_op(NetClientState *nc, const NetOffloads *offloads)
@@ -335,7 +358,9 @@ static bool tap_open_queues(const TapOptions *o, Tap *tap, int *fds, Error **err
                 return false;
             }
         } else {
-            fds[i] = tap_open(tap->ifname, o->vnet_hdr, o->queues > 1, &vnet_hdr, errp);
+            /* Queues after the first follow it if it went without a header. */
+            TapVnetHdrRequest request = i && !tap->vnet_hdr ? TAP_VNET_HDR_OFF : o->vnet_hdr;
+            fds[i] = tap_open(tap->ifname, request, o->queues > 1, &vnet_hdr, errp);
             if (fds[i] < 0) {
                 tap_close_opened(o, fds, i);
                 return false;

@@ -23,6 +23,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <seccomp.h>
 #include "net/tap.h"
 #include "net/vnet-hdr.h"
 #include "net-stub.h"
@@ -115,11 +116,11 @@ static void host_send(int fd, GBytes *frame)
 }
 
 /* The next frame of our type the interface received (one the tap's fd
- * wrote), or NULL when none comes in time. */
-static GBytes *host_receive(int fd)
+ * wrote), or NULL when none comes within timeout_ms. */
+static GBytes *host_receive_within(int fd, unsigned timeout_ms)
 {
     uint8_t buf[65536];
-    gint64 deadline = g_get_monotonic_time() + TIMEOUT_MS * 1000;
+    gint64 deadline = g_get_monotonic_time() + timeout_ms * 1000;
     while (g_get_monotonic_time() < deadline) {
         struct sockaddr_ll from;
         socklen_t len = sizeof(from);
@@ -135,6 +136,11 @@ static GBytes *host_receive(int fd)
         g_bytes_unref(frame);
     }
     return NULL;
+}
+
+static GBytes *host_receive(int fd)
+{
+    return host_receive_within(fd, TIMEOUT_MS);
 }
 
 /* A tap netdev t0 on IFNAME with extra options, a NIC stub on it, the
@@ -232,6 +238,121 @@ static void test_vnet_hdr_stripped_prepended_and_passed(void)
     g_autoptr(GBytes) seen2 = host_receive(host);
     g_assert_nonnull(seen2);
     assert_frame_equal(seen2, out);
+    tap_teardown(&nic, host);
+}
+
+/* From here on this process's TUNSETVNETHDRSZ fails with EINVAL, as on a
+ * tap that cannot change its header length. Only in a test subprocess: a
+ * seccomp filter cannot be taken back. */
+static void refuse_vnet_hdr_len(void)
+{
+    scmp_filter_ctx filter = seccomp_init(SCMP_ACT_ALLOW);
+    g_assert_nonnull(filter);
+    g_assert_cmpint(seccomp_rule_add(filter, SCMP_ACT_ERRNO(EINVAL), SCMP_SYS(ioctl), 1,
+                                     SCMP_A1(SCMP_CMP_EQ, TUNSETVNETHDRSZ)), ==, 0);
+    g_assert_cmpint(seccomp_load(filter), ==, 0);
+    seccomp_release(filter);
+}
+
+/* Run the calling test again in a subprocess; true in the parent, which
+ * then checks the child passed (and wrote stderr_pattern, if not NULL). */
+static bool in_parent_of_subprocess(const char *stderr_pattern)
+{
+    if (g_test_subprocess()) {
+        return false;
+    }
+    g_test_trap_subprocess(NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+    g_test_trap_assert_passed();
+    if (stderr_pattern) {
+        g_test_trap_assert_stderr(stderr_pattern);
+    }
+    return true;
+}
+
+/*
+ * A tap that cannot change its header length (TUNSETVNETHDRSZ refused)
+ * would leave a NIC reading frames with a header of the wrong size.
+ * vnet_hdr=on is then an error naming it; without vnet_hdr= the tap is
+ * opened without a header (no offloads for the NIC) and frames pass bare;
+ * an fd= whose caller chose IFF_VNET_HDR, which cannot be undone, is an
+ * error.
+ */
+static void test_vnet_hdr_len_refused_at_open(void)
+{
+    if (skip_unless_tap_works() || in_parent_of_subprocess(NULL)) {
+        return;
+    }
+    refuse_vnet_hdr_len();
+    Error *err = NULL;
+    g_assert_false(netdev_create_from("tap,id=t0,ifname=" IFNAME ",script=no,downscript=no,"
+                                      "vnet_hdr=on", &err));
+    g_assert_nonnull(strstr(err->msg, "vnet_hdr=on: the tap cannot set its virtio-net header "
+                            "length (TUNSETVNETHDRSZ): Invalid argument"));
+    error_free(err);
+    err = NULL;
+    g_assert_null(netdev_find("t0"));
+
+    NicStub nic;
+    int host = tap_setup(&nic, "");
+    g_assert_false(net_peer_has_vnet_hdr(nic.nc));
+    struct ifreq ifr = { 0 };
+    g_assert_cmpint(ioctl(net_tap_fd(nic.nc->peer), TUNGETIFF, &ifr), ==, 0);
+    g_assert_false(ifr.ifr_flags & IFF_VNET_HDR);
+    g_autoptr(GBytes) in = tap_test_frame(600, 5), out = tap_test_frame(80, 6);
+    host_send(host, in);
+    RUN_UNTIL(ctx, count_test_frames(&nic, 0) == 1, TIMEOUT_MS);
+    g_autoptr(GPtrArray) got = test_frames_at(&nic, 0);
+    assert_frame_equal(g_ptr_array_index(got, 0), in);
+    nic_send(&nic, g_bytes_get_data(out, NULL), 80);
+    g_autoptr(GBytes) seen = host_receive(host);
+    g_assert_nonnull(seen);
+    assert_frame_equal(seen, out);
+
+    int own = open("/dev/net/tun", O_RDWR);
+    struct ifreq req = { .ifr_flags = IFF_TAP | IFF_NO_PI | IFF_VNET_HDR };
+    g_strlcpy(req.ifr_name, "pdltap1", IFNAMSIZ);
+    g_assert_cmpint(ioctl(own, TUNSETIFF, &req), ==, 0);
+    g_autofree char *spec = g_strdup_printf("tap,id=byfd,fd=%d", own);
+    g_assert_false(netdev_create_from(spec, &err));
+    g_autofree char *expected = g_strdup_printf("file descriptor %d: the tap cannot set", own);
+    g_assert_nonnull(strstr(err->msg, expected));
+    error_free(err);
+    close(own);
+    tap_teardown(&nic, host);
+}
+
+/* Frames of ours the NIC got, whatever header it would have had. */
+static unsigned count_test_frames_any_header(NicStub *nic)
+{
+    return count_test_frames(nic, 0) + count_test_frames(nic, VIRTIO_NET_HDR_LEN_SHORT) +
+           count_test_frames(nic, VIRTIO_NET_HDR_LEN);
+}
+
+/* A header length the tap refuses once a NIC asks for it: one warning,
+ * and the queue stops both ways instead of passing frames whose header
+ * has the wrong size. */
+static void test_vnet_hdr_len_refused_later(void)
+{
+    if (skip_unless_tap_works() ||
+        in_parent_of_subprocess("*tap,id=t0: the tap refused a 12-byte virtio-net header "
+                                "(TUNSETVNETHDRSZ: Invalid argument); the queue stops*")) {
+        return;
+    }
+    NicStub nic;
+    int host = tap_setup(&nic, ",vnet_hdr=on");
+    g_assert_true(net_peer_has_vnet_hdr(nic.nc));
+    refuse_vnet_hdr_len();
+    net_peer_set_vnet_hdr_len(nic.nc, VIRTIO_NET_HDR_LEN);
+
+    g_autoptr(GBytes) in = tap_test_frame(500, 7), out = tap_test_frame(90, 8);
+    host_send(host, in);
+    assert_settles_quiet(ctx);
+    g_assert_cmpuint(count_test_frames_any_header(&nic), ==, 0);
+    uint8_t framed[VIRTIO_NET_HDR_LEN + 90] = { 0 };
+    memcpy(framed + VIRTIO_NET_HDR_LEN, g_bytes_get_data(out, NULL), 90);
+    nic_send(&nic, framed, sizeof(framed));
+    g_autoptr(GBytes) seen = host_receive_within(host, 300);
+    g_assert_null(seen);
     tap_teardown(&nic, host);
 }
 
@@ -490,6 +611,8 @@ int main(int argc, char **argv)
     g_test_add_func("/net-tap/frames-both-ways", test_frames_both_ways);
     g_test_add_func("/net-tap/vnet-hdr-stripped-prepended-and-passed",
                     test_vnet_hdr_stripped_prepended_and_passed);
+    g_test_add_func("/net-tap/vnet-hdr-len-refused-at-open", test_vnet_hdr_len_refused_at_open);
+    g_test_add_func("/net-tap/vnet-hdr-len-refused-later", test_vnet_hdr_len_refused_later);
     g_test_add_func("/net-tap/refusal-stops-reading-until-ready",
                     test_refusal_stops_reading_until_ready);
     g_test_add_func("/net-tap/vhost-owned-keeps-off-the-fd", test_vhost_owned_keeps_off_the_fd);

@@ -139,6 +139,12 @@ bool tap_set_vnet_hdr_len(int fd, unsigned len)
     return ioctl(fd, TUNSETVNETHDRSZ, &size) == 0;
 }
 
+bool tap_set_queue_attached(int fd, bool attached)
+{
+    struct ifreq ifr = { .ifr_flags = attached ? IFF_ATTACH_QUEUE : IFF_DETACH_QUEUE };
+    return ioctl(fd, TUNSETQUEUE, &ifr) == 0;
+}
+
 void tap_set_offload(int fd, const NetOffloads *offloads)
 {
     unsigned flags = 0;

@@ -35,5 +35,9 @@ bool tap_adopt_fd(int fd, char ifname[IFNAMSIZ], bool *vnet_hdr, Error **errp);
 bool tap_set_vnet_hdr_len(int fd, unsigned len);
 /* TUNSETOFFLOAD: what may come from the tap unsegmented or unchecksummed. */
 void tap_set_offload(int fd, const NetOffloads *offloads);
+/* TUNSETQUEUE: a queue of a multiqueue tap joins (IFF_ATTACH_QUEUE) or
+ * leaves (IFF_DETACH_QUEUE) the queues the kernel spreads frames over.
+ * False with errno. */
+bool tap_set_queue_attached(int fd, bool attached);
 
 #endif

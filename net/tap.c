@@ -56,6 +56,10 @@ typedef struct TapQueue {
     /* The NIC asked for a header length the tap refused: no frame may pass
      * with a header of the wrong size, so none passes any more. */
     atomic_bool hdr_refused;
+    /* Detached from the interface (the NIC left the queue out): the kernel
+     * hands it no more frames, so it is not read. Set before the detach
+     * and cleared after the attach. */
+    atomic_bool detached;
     atomic_bool vhost_owned;    /* vhost-net has the fd: keep off it */
     /* The context's thread only: a frame the NIC refused, kept in buf;
      * an fd that can no longer be read (its interface was deleted). */
@@ -68,6 +72,7 @@ struct Tap {
     char ifname[IFNAMSIZ];
     char *downscript;           /* NULL: none (script=no, or fd= given) */
     bool vnet_hdr;
+    bool multi_queue;           /* IFF_MULTI_QUEUE: queues attach and detach */
     NetTapVhost vhost;
     unsigned live_queues;        /* queues not yet cleaned up: the last frees the Tap */
     TapQueue *queues;
@@ -99,12 +104,21 @@ static bool tap_queue_passes(TapQueue *q)
     return !atomic_load(&q->vhost_owned) && !atomic_load(&q->hdr_refused);
 }
 
+static bool tap_queue_readable(TapQueue *q)
+{
+    return !q->read_blocked && !q->read_broken && tap_queue_passes(q) &&
+           !atomic_load(&q->detached);
+}
+
 static void tap_read_frames(TapQueue *q)
 {
-    for (unsigned i = 0; i < TAP_READ_BATCH && !q->read_blocked && tap_queue_passes(q); i++) {
+    for (unsigned i = 0; i < TAP_READ_BATCH && tap_queue_readable(q); i++) {
         ssize_t len = read(q->fd, q->buf, TAP_BUFSIZE);
         if (len < 0 && errno == EINTR) {
             continue;
+        }
+        if (len < 0 && atomic_load(&q->detached)) {
+            return;             /* a read racing the detach: no reason to give up */
         }
         if (len < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
             /* It would fail the same way on every poll, at once. */
@@ -135,7 +149,7 @@ static GIOCondition tap_prepare(void *opaque)
 {
     TapQueue *q = opaque;
     GIOCondition cond = 0;
-    if (!q->read_blocked && !q->read_broken && tap_queue_passes(q)) {
+    if (tap_queue_readable(q)) {
         cond |= G_IO_IN;
     }
     if (atomic_load(&q->write_blocked)) {
@@ -228,6 +242,31 @@ static void tap_set_offload_op(NetClientState *nc, const NetOffloads *offloads)
     tap_set_offload(q->fd, offloads);
 }
 
+/* The kernel spreads the host's flows over the attached queues only, and
+ * only those are read. Frames the NIC sends still go out (the tap takes
+ * them on any queue). A refusal leaves the queue as it was, with one
+ * warning. */
+static void tap_set_queue_enabled_op(NetClientState *nc, bool enabled)
+{
+    TapQueue *q = nc->opaque;
+    if (!q->tap->multi_queue || atomic_load(&q->detached) == !enabled) {
+        return;
+    }
+    if (!enabled) {
+        atomic_store(&q->detached, true);
+    }
+    if (!tap_set_queue_attached(q->fd, enabled)) {
+        net_warn("-netdev tap,id=%s: cannot %s the queue (TUNSETQUEUE: %s)", nc->name,
+                 enabled ? "attach" : "detach", g_strerror(errno));
+        atomic_store(&q->detached, enabled);    /* as it was */
+        return;
+    }
+    atomic_store(&q->detached, !enabled);
+    if (nc->ctx) {
+        g_main_context_wakeup(nc->ctx);
+    }
+}
+
 /* ---- scripts ---- */
 
 /* Run script with the interface name, as QEMU's ifup/ifdown scripts expect. */
@@ -303,6 +342,7 @@ static const NetClientInfo tap_info = {
     .has_vnet_hdr = tap_has_vnet_hdr,
     .set_vnet_hdr_len = tap_set_vnet_hdr_len_op,
     .set_offload = tap_set_offload_op,
+    .set_queue_enabled = tap_set_queue_enabled_op,
     .cleanup = tap_cleanup,
 };
 
@@ -417,6 +457,7 @@ bool net_tap_init(const NetdevConfig *cfg, Error **errp)
     }
     Tap *tap = g_new0(Tap, 1);
     tap->vhost = o->vhost;
+    tap->multi_queue = o->queues > 1;
     g_autofree int *fds = g_new(int, o->queues);
     if (!tap_open_queues(o, tap, fds, errp)) {
         g_free(tap);

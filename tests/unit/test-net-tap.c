@@ -499,6 +499,92 @@ static void test_multiqueue_and_fd(void)
     g_assert_cmpint(fcntl(own, F_GETFD), ==, -1);   /* the backend closed it */
 }
 
+/* An IPv4/UDP frame from 10.0.0.1:sport to 10.0.0.2:FLOW_PORT: the
+ * kernel hashes each source port, a flow, onto one of the tap's queues. */
+#define FLOW_PORT 2000
+
+static void host_send_flow(int fd, uint16_t sport)
+{
+    uint8_t f[14 + 20 + 8 + 32] = { 0 };
+    memset(f, 0xff, 6);
+    memcpy(f + 6, (uint8_t[]){ 0x52, 0x54, 0x00, 0xaa, 0xbb, 0xcc }, 6);
+    f[12] = 0x08;
+    uint8_t *ip = f + 14, *udp = ip + 20;
+    ip[0] = 0x45;
+    ip[3] = sizeof(f) - 14;
+    ip[8] = 64;
+    ip[9] = 17;
+    memcpy(ip + 12, (uint8_t[]){ 10, 0, 0, 1, 10, 0, 0, 2 }, 8);
+    udp[0] = sport >> 8;
+    udp[1] = sport;
+    udp[2] = FLOW_PORT >> 8;
+    udp[3] = FLOW_PORT & 0xff;
+    udp[5] = sizeof(f) - 34;
+    g_autoptr(GBytes) frame = g_bytes_new(f, sizeof(f));
+    host_send(fd, frame);
+}
+
+static unsigned count_flow_frames(NicStub *nic)
+{
+    unsigned n = 0;
+    for (guint i = 0; i < nic->frames->len; i++) {
+        gsize len;
+        const uint8_t *d = g_bytes_get_data(g_ptr_array_index(nic->frames, i), &len);
+        n += len >= 38 && d[12] == 0x08 && d[13] == 0 && d[23] == 17 &&
+             (d[36] << 8 | d[37]) == FLOW_PORT;
+    }
+    return n;
+}
+
+/* 32 flows from the host: they arrive, spread over the attached queues. */
+static void send_flows(int host, uint16_t first_port, NicStub *nic0, NicStub *nic1)
+{
+    unsigned before = count_flow_frames(nic0) + count_flow_frames(nic1);
+    for (uint16_t port = first_port; port < first_port + 32; port++) {
+        host_send_flow(host, port);
+    }
+    RUN_UNTIL(ctx, count_flow_frames(nic0) + count_flow_frames(nic1) == before + 32,
+              TIMEOUT_MS);
+}
+
+/*
+ * A queue its NIC leaves out (virtio-net pairs beyond those the driver
+ * set) is detached from the multiqueue tap, so the kernel hashes no flow
+ * onto it: every flow reaches the queue still read, and the context goes
+ * quiet. Enabled again, it is attached and takes flows again.
+ */
+static void test_multiqueue_detach(void)
+{
+    if (skip_unless_tap_works()) {
+        return;
+    }
+    netdev_create_or_fail("tap,id=mq,ifname=" IFNAME ",script=no,downscript=no,vnet_hdr=off,"
+                          "queues=2");
+    NetDev *nd = netdev_find("mq");
+    NicStub nic0, nic1;
+    nic_stub_attach_queue(&nic0, "nic0", nd, 0, ctx);
+    nic_stub_attach_queue(&nic1, "nic1", nd, 1, ctx);
+    interface_up();
+    int host = host_socket();
+    send_flows(host, 1000, &nic0, &nic1);
+    g_assert_cmpuint(count_flow_frames(&nic1), >, 0);   /* both queues take flows */
+
+    net_peer_set_queue_enabled(nic1.nc, false);
+    unsigned on_queue1 = count_flow_frames(&nic1);
+    send_flows(host, 2000, &nic0, &nic1);
+    g_assert_cmpuint(count_flow_frames(&nic1), ==, on_queue1);
+    assert_settles_quiet(ctx);
+
+    net_peer_set_queue_enabled(nic1.nc, true);
+    send_flows(host, 3000, &nic0, &nic1);
+    g_assert_cmpuint(count_flow_frames(&nic1), >, on_queue1);
+    close(host);
+    nic_stub_free(&nic0);
+    nic_stub_free(&nic1);
+    netdevs_free_all();
+    run_pending(ctx);
+}
+
 /* script= runs with the interface name when the tap is created,
  * downscript= when the netdev goes; a failing script is an error. */
 static void test_scripts(void)
@@ -619,6 +705,7 @@ int main(int argc, char **argv)
     g_test_add_func("/net-tap/vhost-options", test_vhost_options);
     g_test_add_func("/net-tap/deleted-interface-goes-quiet", test_deleted_interface_goes_quiet);
     g_test_add_func("/net-tap/multiqueue-and-fd", test_multiqueue_and_fd);
+    g_test_add_func("/net-tap/multiqueue-detach", test_multiqueue_detach);
     g_test_add_func("/net-tap/scripts", test_scripts);
     g_test_add_func("/net-tap/bad-options", test_bad_options);
     int rc = g_test_run();

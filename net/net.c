@@ -300,6 +300,13 @@ void net_peer_set_offload(NetClientState *nc, const NetOffloads *offloads)
     }
 }
 
+void net_peer_set_queue_enabled(NetClientState *nc, bool enabled)
+{
+    if (nc->peer && nc->peer->info->set_queue_enabled) {
+        nc->peer->info->set_queue_enabled(nc->peer, enabled);
+    }
+}
+
 /* ---- MAC addresses ---- */
 
 void net_default_mac(MACAddr *mac)

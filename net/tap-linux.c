@@ -30,18 +30,30 @@ static unsigned tap_kernel_features(int fd)
     return ioctl(fd, TUNGETFEATURES, &features) < 0 ? 0 : features;
 }
 
-/* A new tap starts with a 10-byte header and no offloads: the kernel
- * segments and checksums everything it hands us until a NIC says its
- * guest takes more (tap_set_offload). */
-static bool tap_reset_vnet_hdr(int fd, Error **errp)
+/*
+ * A tap with IFF_VNET_HDR must take both header lengths a NIC may ask for
+ * (10 bytes, 12 with mergeable buffers or virtio 1.x): a NIC told it has
+ * a header would otherwise read frames with a header of the wrong size.
+ * Tried here, once, so a NIC is never told so of a tap that cannot.
+ * Leaves the tap at 10 bytes and no offloads: the kernel segments and
+ * checksums everything it hands us until a NIC says its guest takes more
+ * (tap_set_offload). False with errno from TUNSETVNETHDRSZ.
+ */
+static bool tap_reset_vnet_hdr(int fd)
 {
     static const NetOffloads none;
-    if (!tap_set_vnet_hdr_len(fd, VIRTIO_NET_HDR_LEN_SHORT)) {
-        error_setg_errno(errp, errno, "TUNSETVNETHDRSZ failed");
+    if (!tap_set_vnet_hdr_len(fd, VIRTIO_NET_HDR_LEN) ||
+        !tap_set_vnet_hdr_len(fd, VIRTIO_NET_HDR_LEN_SHORT)) {
         return false;
     }
     tap_set_offload(fd, &none);
     return true;
+}
+
+static void tap_vnet_hdr_error(Error **errp, const char *whose)
+{
+    error_setg_errno(errp, errno, "%s: the tap cannot set its virtio-net header length "
+                     "(TUNSETVNETHDRSZ)", whose);
 }
 
 int tap_open(char ifname[IFNAMSIZ], TapVnetHdrRequest request, bool multi_queue,
@@ -79,7 +91,17 @@ int tap_open(char ifname[IFNAMSIZ], TapVnetHdrRequest request, bool multi_queue,
         goto fail;
     }
     g_strlcpy(ifname, ifr.ifr_name, IFNAMSIZ);
-    if (!tap_set_nonblocking(fd, errp) || (*vnet_hdr && !tap_reset_vnet_hdr(fd, errp))) {
+    if (*vnet_hdr && !tap_reset_vnet_hdr(fd)) {
+        if (request == TAP_VNET_HDR_ON) {
+            tap_vnet_hdr_error(errp, "vnet_hdr=on");
+            goto fail;
+        }
+        /* As QEMU without vnet_hdr=: no header, so no offloads for the
+         * NIC. IFF_VNET_HDR cannot be taken off an fd: open it again. */
+        close(fd);
+        return tap_open(ifname, TAP_VNET_HDR_OFF, multi_queue, vnet_hdr, errp);
+    }
+    if (!tap_set_nonblocking(fd, errp)) {
         goto fail;
     }
     return fd;
@@ -102,13 +124,25 @@ bool tap_adopt_fd(int fd, char ifname[IFNAMSIZ], bool *vnet_hdr, Error **errp)
     }
     g_strlcpy(ifname, ifr.ifr_name, IFNAMSIZ);
     *vnet_hdr = ifr.ifr_flags & IFF_VNET_HDR;
-    return tap_set_nonblocking(fd, errp) && (!*vnet_hdr || tap_reset_vnet_hdr(fd, errp));
+    if (*vnet_hdr && !tap_reset_vnet_hdr(fd)) {
+        /* The caller chose IFF_VNET_HDR, and it cannot be taken off. */
+        g_autofree char *whose = g_strdup_printf("file descriptor %d", fd);
+        tap_vnet_hdr_error(errp, whose);
+        return false;
+    }
+    return tap_set_nonblocking(fd, errp);
 }
 
 bool tap_set_vnet_hdr_len(int fd, unsigned len)
 {
     int size = len;
     return ioctl(fd, TUNSETVNETHDRSZ, &size) == 0;
+}
+
+bool tap_set_queue_attached(int fd, bool attached)
+{
+    struct ifreq ifr = { .ifr_flags = attached ? IFF_ATTACH_QUEUE : IFF_DETACH_QUEUE };
+    return ioctl(fd, TUNSETQUEUE, &ifr) == 0;
 }
 
 void tap_set_offload(int fd, const NetOffloads *offloads)

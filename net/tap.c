@@ -53,6 +53,13 @@ typedef struct TapQueue {
      * asked for (0: bare frames). Set by the NIC's thread, read by both. */
     atomic_uint host_hdr_len, nic_hdr_len;
     atomic_bool write_blocked;  /* a write met EAGAIN: poll for POLLOUT */
+    /* The NIC asked for a header length the tap refused: no frame may pass
+     * with a header of the wrong size, so none passes any more. */
+    atomic_bool hdr_refused;
+    /* Detached from the interface (the NIC left the queue out): the kernel
+     * hands it no more frames, so it is not read. Set before the detach
+     * and cleared after the attach. */
+    atomic_bool detached;
     atomic_bool vhost_owned;    /* vhost-net has the fd: keep off it */
     /* The context's thread only: a frame the NIC refused, kept in buf;
      * an fd that can no longer be read (its interface was deleted). */
@@ -65,6 +72,7 @@ struct Tap {
     char ifname[IFNAMSIZ];
     char *downscript;           /* NULL: none (script=no, or fd= given) */
     bool vnet_hdr;
+    bool multi_queue;           /* IFF_MULTI_QUEUE: queues attach and detach */
     NetTapVhost vhost;
     unsigned live_queues;        /* queues not yet cleaned up: the last frees the Tap */
     TapQueue *queues;
@@ -90,13 +98,27 @@ static bool tap_deliver(TapQueue *q, size_t len)
     return true;
 }
 
+/* Frames pass between the fd and the NIC: neither vhost-net's nor stopped. */
+static bool tap_queue_passes(TapQueue *q)
+{
+    return !atomic_load(&q->vhost_owned) && !atomic_load(&q->hdr_refused);
+}
+
+static bool tap_queue_readable(TapQueue *q)
+{
+    return !q->read_blocked && !q->read_broken && tap_queue_passes(q) &&
+           !atomic_load(&q->detached);
+}
+
 static void tap_read_frames(TapQueue *q)
 {
-    for (unsigned i = 0; i < TAP_READ_BATCH && !q->read_blocked &&
-                         !atomic_load(&q->vhost_owned); i++) {
+    for (unsigned i = 0; i < TAP_READ_BATCH && tap_queue_readable(q); i++) {
         ssize_t len = read(q->fd, q->buf, TAP_BUFSIZE);
         if (len < 0 && errno == EINTR) {
             continue;
+        }
+        if (len < 0 && atomic_load(&q->detached)) {
+            return;             /* a read racing the detach: no reason to give up */
         }
         if (len < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
             /* It would fail the same way on every poll, at once. */
@@ -116,7 +138,8 @@ static void tap_send_ready(NetClientState *nc)
     TapQueue *q = nc->opaque;
     if (q->read_blocked) {
         q->read_blocked = false;
-        if (tap_deliver(q, q->pending_len)) {
+        /* Kept from before the queue stopped, it has the old header. */
+        if (atomic_load(&q->hdr_refused) || tap_deliver(q, q->pending_len)) {
             q->pending_len = 0;
         }
     }
@@ -126,7 +149,7 @@ static GIOCondition tap_prepare(void *opaque)
 {
     TapQueue *q = opaque;
     GIOCondition cond = 0;
-    if (!q->read_blocked && !q->read_broken && !atomic_load(&q->vhost_owned)) {
+    if (tap_queue_readable(q)) {
         cond |= G_IO_IN;
     }
     if (atomic_load(&q->write_blocked)) {
@@ -160,8 +183,8 @@ static ssize_t tap_receive(NetClientState *nc, const struct iovec *iov, int iovc
     static const uint8_t zero_hdr[VIRTIO_NET_HDR_LEN];
     TapQueue *q = nc->opaque;
     size_t size = iov_size(iov, iovcnt);
-    if (atomic_load(&q->vhost_owned)) {
-        return size;            /* vhost-net moves this queue's frames now */
+    if (!tap_queue_passes(q)) {
+        return size;            /* vhost-net moves them, or the queue stopped */
     }
     unsigned prefix = atomic_load(&q->nic_hdr_len) ? 0 : atomic_load(&q->host_hdr_len);
     PrefixedIov p;
@@ -190,19 +213,58 @@ static bool tap_has_vnet_hdr(NetClientState *nc)
     return q->tap->vnet_hdr;
 }
 
+/* Both lengths a NIC asks for were tried when the tap was opened
+ * (tap-linux.c), so a refusal here is the kernel changing its mind: one
+ * warning, and the queue stops rather than carry a header of the wrong
+ * size in either direction. */
 static void tap_set_vnet_hdr_len_op(NetClientState *nc, unsigned len)
 {
     TapQueue *q = nc->opaque;
-    if (len && tap_set_vnet_hdr_len(q->fd, len)) {
+    if (len && len != atomic_load(&q->host_hdr_len)) {
+        if (!tap_set_vnet_hdr_len(q->fd, len)) {
+            net_warn("-netdev tap,id=%s: the tap refused a %u-byte virtio-net header "
+                     "(TUNSETVNETHDRSZ: %s); the queue stops", nc->name, len,
+                     g_strerror(errno));
+            atomic_store(&q->hdr_refused, true);
+            if (nc->ctx) {
+                g_main_context_wakeup(nc->ctx);
+            }
+            return;
+        }
         atomic_store(&q->host_hdr_len, len);
     }
-    atomic_store(&q->nic_hdr_len, len ? atomic_load(&q->host_hdr_len) : 0);
+    atomic_store(&q->nic_hdr_len, len);
 }
 
 static void tap_set_offload_op(NetClientState *nc, const NetOffloads *offloads)
 {
     TapQueue *q = nc->opaque;
     tap_set_offload(q->fd, offloads);
+}
+
+/* The kernel spreads the host's flows over the attached queues only, and
+ * only those are read. Frames the NIC sends still go out (the tap takes
+ * them on any queue). A refusal leaves the queue as it was, with one
+ * warning. */
+static void tap_set_queue_enabled_op(NetClientState *nc, bool enabled)
+{
+    TapQueue *q = nc->opaque;
+    if (!q->tap->multi_queue || atomic_load(&q->detached) == !enabled) {
+        return;
+    }
+    if (!enabled) {
+        atomic_store(&q->detached, true);
+    }
+    if (!tap_set_queue_attached(q->fd, enabled)) {
+        net_warn("-netdev tap,id=%s: cannot %s the queue (TUNSETQUEUE: %s)", nc->name,
+                 enabled ? "attach" : "detach", g_strerror(errno));
+        atomic_store(&q->detached, enabled);    /* as it was */
+        return;
+    }
+    atomic_store(&q->detached, !enabled);
+    if (nc->ctx) {
+        g_main_context_wakeup(nc->ctx);
+    }
 }
 
 /* ---- scripts ---- */
@@ -280,6 +342,7 @@ static const NetClientInfo tap_info = {
     .has_vnet_hdr = tap_has_vnet_hdr,
     .set_vnet_hdr_len = tap_set_vnet_hdr_len_op,
     .set_offload = tap_set_offload_op,
+    .set_queue_enabled = tap_set_queue_enabled_op,
     .cleanup = tap_cleanup,
 };
 
@@ -335,7 +398,9 @@ static bool tap_open_queues(const TapOptions *o, Tap *tap, int *fds, Error **err
                 return false;
             }
         } else {
-            fds[i] = tap_open(tap->ifname, o->vnet_hdr, o->queues > 1, &vnet_hdr, errp);
+            /* Queues after the first follow it if it went without a header. */
+            TapVnetHdrRequest request = i && !tap->vnet_hdr ? TAP_VNET_HDR_OFF : o->vnet_hdr;
+            fds[i] = tap_open(tap->ifname, request, o->queues > 1, &vnet_hdr, errp);
             if (fds[i] < 0) {
                 tap_close_opened(o, fds, i);
                 return false;
@@ -392,6 +457,7 @@ bool net_tap_init(const NetdevConfig *cfg, Error **errp)
     }
     Tap *tap = g_new0(Tap, 1);
     tap->vhost = o->vhost;
+    tap->multi_queue = o->queues > 1;
     g_autofree int *fds = g_new(int, o->queues);
     if (!tap_open_queues(o, tap, fds, errp)) {
         g_free(tap);

@@ -135,27 +135,44 @@ void e1000_eerd_write(E1000State *s, uint32_t value)
 
 /* ---- PHY ---- */
 
-void e1000_phy_reset(E1000State *s)
+/* BMSR's fixed abilities: 10/100 half/full, extended status, preamble
+ * suppression, auto-negotiation able, extended registers. */
+#define PHY_BMSR_ABILITIES      0x7949
+#define PHY_BMSR_AN_COMPLETE    0x0020
+#define PHY_BMSR_LINK           0x0004
+
+/*
+ * Only what the wire decides follows the link (IEEE 802.3 clause 22 and
+ * 28): link status and auto-negotiation complete in BMSR, what the partner
+ * offered (ANLPAR, ANER, 1000BASE-T status) and the M88's resolved
+ * speed/duplex/link. Control and advertisement registers are the driver's
+ * and keep what it wrote; only a PHY reset takes them back.
+ */
+void e1000_phy_link_update(E1000State *s)
 {
     bool up = e1000_link_up(s);
     uint16_t *p = s->phy;
+    p[MII_BMSR] = PHY_BMSR_ABILITIES | (up ? PHY_BMSR_AN_COMPLETE | PHY_BMSR_LINK : 0);
+    p[MII_ANLPAR] = up ? 0x45e1 : 0;    /* acknowledged, 10/100 both, pause */
+    p[MII_ANER] = up ? 0x0001 : 0;      /* the partner negotiates */
+    p[MII_STAT1000] = up ? 0x3c00 : 0;  /* partner 1000 half/full, receivers OK */
+    /* 1000 Mb/s, full duplex, speed/duplex resolved, link up. */
+    p[M88_PHY_SPEC_STATUS] = up ? 0xac00 : 0;
+}
+
+void e1000_phy_reset(E1000State *s)
+{
+    uint16_t *p = s->phy;
     memset(s->phy, 0, sizeof(s->phy));
     p[MII_BMCR] = 0x1140;           /* auto-negotiation on, full duplex, 1000 */
-    /* 10/100 half/full, extended status, preamble suppression, AN able,
-     * extended registers; AN complete and link status while up. */
-    p[MII_BMSR] = up ? 0x796d : 0x7949;
     p[MII_PHYID1] = M88E1011_PHY_ID1;
     p[MII_PHYID2] = M88E1011_PHY_ID2;
     p[MII_ANAR] = 0x0de1;
-    p[MII_ANLPAR] = up ? 0x45e1 : 0;    /* acknowledged, 10/100 both, pause */
-    p[MII_ANER] = up ? 0x0001 : 0;      /* the partner negotiates */
     p[MII_CTRL1000] = 0x0e00;
-    p[MII_STAT1000] = up ? 0x3c00 : 0;  /* partner 1000 half/full, receivers OK */
     p[MII_EXTSTAT] = 0x3000;            /* 1000BASE-T half/full */
     p[M88_PHY_SPEC_CTRL] = 0x0068;
-    /* 1000 Mb/s, full duplex, speed/duplex resolved, link up. */
-    p[M88_PHY_SPEC_STATUS] = up ? 0xac00 : 0;
     p[M88_EXT_PHY_SPEC_CTRL] = 0x0d60;
+    e1000_phy_link_update(s);
 }
 
 static bool phy_reg_read_only(unsigned reg)

@@ -23,9 +23,12 @@
 #define E1000_REGS_SIZE         0x6000
 #define E1000_REG(s, off)       ((s)->regs[(off) >> 2])
 
-/* The largest frame one TX packet may gather (a TSO send: 64 KiB of
- * payload plus the headers) and the largest received frame (LPE's 16 KiB). */
+/* The largest packet a TSO send may gather (64 KiB of payload plus the
+ * headers), the largest frame a packet without TSO may be (the 8254x's
+ * 16 KiB long-packet limit, as LPE's on receive; without the VLAN tag the
+ * NIC may insert and without the CRC), and the largest received frame. */
 #define E1000_TX_MAX_PACKET     (65536 + 256)
+#define E1000_TX_MAX_FRAME      16384
 #define E1000_RX_MAX_FRAME      16384
 #define E1000_MAX_DESC_DATA     16384   /* one descriptor's buffer, at most */
 #define E1000_TX_MAX_SEGMENT    (16384 + 256)   /* headers + MSS of one TSO segment */
@@ -157,6 +160,9 @@ uint32_t e1000_eecd_read(E1000State *s);
 void e1000_eerd_write(E1000State *s, uint32_t value);
 void e1000_mdic_write(E1000State *s, uint32_t value);
 void e1000_phy_reset(E1000State *s);
+/* The link went up or down: the PHY's status registers follow it, what the
+ * driver programmed stays. */
+void e1000_phy_link_update(E1000State *s);
 
 /* Where a descriptor ring is, checked: false (logged) if the guest's
  * base/length/head/tail cannot be a ring in RAM. */

@@ -12,17 +12,19 @@
  * writes in a row cost one pass; off, the vCPU transmits before its write
  * returns. Either way the pass holds the device lock and stops at TDT, so
  * one pass touches at most the ring's descriptors: a guest cannot make it
- * loop. A backend that refuses a frame (net_send returns 0) stops the
+ * loop, and a TSO send gives the lock back every E1000_TSO_SEGS_PER_TURN
+ * segments. A backend that refuses a frame (net_send returns 0) stops the
  * ring with the packet kept: its descriptors stay at TDH until the peer's
  * send_ready resumes the pass, and a TSO send resumes at the segment that
  * was refused.
  *
  * Guest input is checked: a ring outside RAM or with a bad length stops
  * the ring until it is reprogrammed; a descriptor with a buffer outside
- * RAM or over 16 KiB, a packet over 64 KiB or of no bytes, an unknown
- * descriptor type or a TSO context that cannot be (MSS 0, headers longer
- * than the packet or the header fields beyond the headers) drop that
- * packet. All of it is logged with -d guest_errors.
+ * RAM or over 16 KiB, a TSO packet over 64 KiB, a frame without TSO over
+ * 16 KiB, a packet of no bytes, an unknown descriptor type or a TSO
+ * context that cannot be (MSS 0, headers longer than the packet or the
+ * header fields beyond the headers) drop that packet. All of it is logged
+ * with -d guest_errors.
  */
 #include <limits.h>
 #include <string.h>
@@ -51,6 +53,22 @@
  * received frames, have a go). */
 #define E1000_TX_PACKETS_PER_LOCK   1
 #define E1000_TX_TURNS_PER_BH       64
+/*
+ * TSO segments sent per turn of the device lock. A TSO send is legal with
+ * any MSS from 1 (the hardware segments it at line rate), so a 64 KiB send
+ * may be 65536 frames: the send pauses after this many and goes on in the
+ * bottom half, lock released between turns, whether the pass runs there
+ * or on the vCPU (x-tx-defer=off). A 64 KiB send at the usual MSS (1448:
+ * 46 segments) goes in one turn.
+ */
+#define E1000_TSO_SEGS_PER_TURN     64
+
+/* What became of a packet offered to the peer. */
+typedef enum E1000TxResult {
+    E1000_TX_DONE,              /* sent or dropped: its descriptors are done */
+    E1000_TX_REFUSED,           /* the peer cannot take it now: wait for send_ready */
+    E1000_TX_PAUSED,            /* a TSO send reached E1000_TSO_SEGS_PER_TURN */
+} E1000TxResult;
 
 static bool e1000_tx_run(E1000State *s, unsigned max_packets);
 
@@ -244,38 +262,45 @@ static size_t e1000_tso_segment(E1000State *s, unsigned i, unsigned nsegs)
     return len;
 }
 
-static bool e1000_tx_tso(E1000State *s)
+/* The segments of a TSO send from the one it reached (segs_sent), at most
+ * E1000_TSO_SEGS_PER_TURN of them. */
+static E1000TxResult e1000_tx_tso(E1000State *s)
 {
     const E1000TxContext *c = &s->txc;
     E1000TxPacket *p = &s->txp;
     if (!e1000_tso_context_valid(c, p->len)) {
-        return true;        /* dropped */
+        return E1000_TX_DONE;       /* dropped */
     }
     size_t payload = p->len - c->hdr_len;
     unsigned nsegs = payload ? (payload + c->mss - 1) / c->mss : 1;
-    for (unsigned i = p->segs_sent; i < nsegs; i++) {
+    unsigned first = p->segs_sent;
+    for (unsigned i = first; i < nsegs; i++) {
+        if (i - first == E1000_TSO_SEGS_PER_TURN) {
+            p->segs_sent = i;
+            return E1000_TX_PAUSED;
+        }
         size_t len = e1000_tso_segment(s, i, nsegs);
         if (!e1000_tx_send_frame(s, p->seg, len)) {
             p->segs_sent = i;
-            return false;
+            return E1000_TX_REFUSED;
         }
     }
     e1000_stat_inc(s, E1000_TSCTC);
-    return true;
+    return E1000_TX_DONE;
 }
 
-/* The gathered packet (p->len bytes, its checksums in) to the peer. False:
- * refused, keep it as it is. */
-static bool e1000_tx_send_packet(E1000State *s)
+/* The gathered packet (p->len bytes, its checksums in) to the peer; one
+ * not done stays as it is. */
+static E1000TxResult e1000_tx_send_packet(E1000State *s)
 {
     E1000TxPacket *p = &s->txp;
     if (p->bad) {
-        return true;
+        return E1000_TX_DONE;
     }
     if (p->tse) {
         return e1000_tx_tso(s);
     }
-    return e1000_tx_send_frame(s, p->buf, p->len);
+    return e1000_tx_send_frame(s, p->buf, p->len) ? E1000_TX_DONE : E1000_TX_REFUSED;
 }
 
 /* ---- descriptors ---- */
@@ -303,9 +328,13 @@ static void e1000_tx_gather(E1000State *s, uint64_t addr, uint32_t len)
     if (p->bad) {
         return;
     }
-    if (len > E1000_MAX_DESC_DATA || p->len + len > E1000_TX_MAX_PACKET) {
+    /* Only TSO makes frames of its packet: without it the packet is one
+     * frame, which the hardware cannot send beyond 16 KiB. */
+    uint32_t max = p->tse ? E1000_TX_MAX_PACKET : E1000_TX_MAX_FRAME;
+    if (len > E1000_MAX_DESC_DATA || p->len + len > max) {
         qemu_log_mask(LOG_GUEST_ERROR, "e1000: TX descriptor of %u bytes (packet so far %u): "
-                      "too long; packet dropped\n", len, p->len);
+                      "beyond the %u bytes of a%s packet; packet dropped\n", len, p->len, max,
+                      p->tse ? " TSO" : " non-TSO");
         p->bad = true;
         return;
     }
@@ -316,8 +345,9 @@ static void e1000_tx_gather(E1000State *s, uint64_t addr, uint32_t len)
     p->len += len;
 }
 
-/* A legacy or data descriptor. False: its packet waits for the peer. */
-static bool e1000_tx_data(E1000State *s, const uint8_t *d, uint32_t lower, uint32_t upper)
+/* A legacy or data descriptor; not done: its packet is still to send. */
+static E1000TxResult e1000_tx_data(E1000State *s, const uint8_t *d, uint32_t lower,
+                                   uint32_t upper)
 {
     E1000TxPacket *p = &s->txp;
     if (!p->send_pending) {
@@ -338,7 +368,7 @@ static bool e1000_tx_data(E1000State *s, const uint8_t *d, uint32_t lower, uint3
             e1000_tx_gather(s, e1000_ld_le64(d), lower & 0xffff);
         }
         if (!(lower & E1000_TXD_CMD_EOP)) {
-            return true;
+            return E1000_TX_DONE;
         }
         p->vle = lower & E1000_TXD_CMD_VLE;
         p->vlan_tci = upper >> 16;
@@ -350,15 +380,15 @@ static bool e1000_tx_data(E1000State *s, const uint8_t *d, uint32_t lower, uint3
             e1000_tx_offload_sums(s, p->buf, p->len);
         }
     }
-    if (!e1000_tx_send_packet(s)) {
-        return false;
+    E1000TxResult res = e1000_tx_send_packet(s);
+    if (res == E1000_TX_DONE) {
+        e1000_tx_packet_clear(p);
     }
-    e1000_tx_packet_clear(p);
-    return true;
+    return res;
 }
 
-/* One descriptor. False: stop here, the descriptor stays at TDH. */
-static bool e1000_tx_descriptor(E1000State *s, const uint8_t *d)
+/* One descriptor; not done: stop here, the descriptor stays at TDH. */
+static E1000TxResult e1000_tx_descriptor(E1000State *s, const uint8_t *d)
 {
     uint32_t lower = e1000_ld_le32(d + E1000_TXD_LOWER);
     uint32_t upper = e1000_ld_le32(d + E1000_TXD_UPPER);
@@ -371,11 +401,12 @@ static bool e1000_tx_descriptor(E1000State *s, const uint8_t *d)
         qemu_log_mask(LOG_GUEST_ERROR, "e1000: TX descriptor type %u ignored\n",
                       (lower & E1000_TXD_DTYP_MASK) >> 20);
     }
-    return true;
+    return E1000_TX_DONE;
 }
 
-/* Transmit from TDH towards TDT, at most max_packets packets (EOPs).
- * Returns whether descriptors are left for another pass. */
+/* Transmit from TDH towards TDT, at most max_packets packets (EOPs), and
+ * of a TSO send at most E1000_TSO_SEGS_PER_TURN segments. Returns whether
+ * work is left for another pass. */
 static bool e1000_tx_run(E1000State *s, unsigned max_packets)
 {
     if (!(E1000_REG(s, E1000_TCTL) & E1000_TCTL_EN) || s->tx_ring_error || s->tx_waiting) {
@@ -391,7 +422,7 @@ static bool e1000_tx_run(E1000State *s, unsigned max_packets)
         return false;
     }
     unsigned packets = 0;
-    bool txdw_now = false, txdw_delayed = false;
+    bool txdw_now = false, txdw_delayed = false, paused = false;
     /* head moves towards the tail and stops there: at most r.count steps. */
     while (r.head != r.tail && packets < max_packets) {
         uint64_t addr = r.base + (uint64_t)r.head * E1000_DESC_SIZE;
@@ -400,8 +431,13 @@ static bool e1000_tx_run(E1000State *s, unsigned max_packets)
             s->tx_ring_error = true;    /* the ring left RAM under us */
             break;
         }
-        if (!e1000_tx_descriptor(s, d)) {
+        E1000TxResult res = e1000_tx_descriptor(s, d);
+        if (res == E1000_TX_REFUSED) {
             s->tx_waiting = true;
+            break;
+        }
+        if (res == E1000_TX_PAUSED) {
+            paused = true;
             break;
         }
         uint32_t lower = e1000_ld_le32(d + E1000_TXD_LOWER);
@@ -428,15 +464,15 @@ static bool e1000_tx_run(E1000State *s, unsigned max_packets)
     if (r.head == r.tail) {
         e1000_set_interrupt_cause(s, E1000_ICR_TXQE);
     }
-    return r.head != r.tail && !s->tx_waiting && !s->tx_ring_error;
+    return paused || (r.head != r.tail && !s->tx_waiting && !s->tx_ring_error);
 }
 
 void e1000_tx_kick(E1000State *s)
 {
-    if (s->tx_deferred) {
+    /* On the vCPU, the pass ends at TDT unless a long TSO send paused: its
+     * rest goes on in the bottom half. */
+    if (s->tx_deferred || e1000_tx_run(s, UINT_MAX)) {
         qemu_bh_schedule(s->tx_bh);
-    } else {
-        e1000_tx_run(s, UINT_MAX);
     }
 }
 

@@ -462,7 +462,7 @@ static void e1000_link_changed(NetClientState *nc)
 {
     E1000State *s = nc->opaque;
     device_lock(&s->pci.qdev);
-    e1000_phy_reset(s);     /* BMSR and the M88 status follow the link */
+    e1000_phy_link_update(s);
     e1000_set_interrupt_cause(s, E1000_ICR_LSC);
     device_unlock(&s->pci.qdev);
 }

@@ -164,6 +164,16 @@ static uint8_t virtio_net_ctrl_vlan(VirtIONet *n, uint8_t cmd, const uint8_t *da
     return VIRTIO_NET_OK;
 }
 
+/* A multiqueue tap spreads the host's flows over the queues it has
+ * attached: one no pair reads would hold its flows' frames for nobody. */
+void virtio_net_set_pairs(VirtIONet *n, unsigned pairs)
+{
+    n->curr_pairs = pairs;
+    for (unsigned i = 0; i < n->max_pairs; i++) {
+        net_peer_set_queue_enabled(n->queues[i].nc, i < pairs);
+    }
+}
+
 static uint8_t virtio_net_ctrl_mq(VirtIONet *n, uint8_t cmd, const uint8_t *data, size_t len)
 {
     uint16_t pairs;
@@ -176,7 +186,7 @@ static uint8_t virtio_net_ctrl_mq(VirtIONet *n, uint8_t cmd, const uint8_t *data
                       virtio_name(&n->vdev), pairs, n->max_pairs);
         return VIRTIO_NET_ERR;
     }
-    n->curr_pairs = pairs;
+    virtio_net_set_pairs(n, pairs);
     /* A pair now in use may have a peer waiting for it. */
     for (unsigned i = 0; i < pairs; i++) {
         virtio_net_rx_wake(&n->queues[i]);

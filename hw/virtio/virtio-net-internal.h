@@ -161,6 +161,9 @@ void virtio_net_vhost_free(VirtIONet *n);
 /* ---- virtio-net-ctrl.c ---- */
 /* The controlq was kicked (device lock held, every pair quiesced). */
 void virtio_net_ctrl_kick(VirtIONet *n, VirtQueue *vq);
+/* The pairs in use (VQ_PAIRS_SET; 1 at realize and reset): the peer's
+ * queues of the others are left out (device lock held, pairs quiesced). */
+void virtio_net_set_pairs(VirtIONet *n, unsigned pairs);
 /* The filter after reset: promiscuous, as QEMU, for drivers without CTRL_RX. */
 void virtio_net_filter_reset(VirtIONetFilter *f);
 /* Does the filter let this frame (len bytes from its Ethernet header) in? */

@@ -268,7 +268,7 @@ static void virtio_net_reset(VirtIODevice *vdev)
     }
     n->mac = n->perm_mac;
     n->announce = false;
-    n->curr_pairs = 1;
+    virtio_net_set_pairs(n, 1);
     virtio_net_filter_reset(&n->filter);
     /* No offloads until a driver accepts them. */
     virtio_net_apply_offloads(n);
@@ -439,7 +439,6 @@ QEMUDevice *virtio_net_pci_new(PCIBus *bus, int devfn, const VirtIONetConf *conf
     VirtIONetPCI *d = g_new0(VirtIONetPCI, 1);
     VirtIONet *n = &d->net;
     n->max_pairs = conf->mq && conf->netdev ? MAX(conf->netdev->num_queues, 1) : 1;
-    n->curr_pairs = 1;
     n->perm_mac = n->mac = conf->mac;
     n->mtu = conf->host_mtu;
     n->ctx = conf->iothread ? iothread_context(conf->iothread) : main_loop_context();
@@ -451,6 +450,7 @@ QEMUDevice *virtio_net_pci_new(PCIBus *bus, int devfn, const VirtIONetConf *conf
         virtio_net_free(d);
         return NULL;
     }
+    virtio_net_set_pairs(n, 1);     /* until a driver sets more */
     n->vdev.host_features = virtio_net_vhost_features(
         n, n->vdev.host_features | virtio_net_features(conf, n->peer_vnet_hdr));
     virtio_set_config_len(&n->vdev, virtio_net_config_len(n->vdev.host_features));

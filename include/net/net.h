@@ -71,6 +71,11 @@ typedef struct NetClientInfo {
     void (*set_vnet_hdr_len)(NetClientState *nc, unsigned len);
     /* What the guest accepts unsegmented/unchecksummed (tap: TUNSETOFFLOAD). */
     void (*set_offload)(NetClientState *nc, const NetOffloads *offloads);
+    /* A queue of a multiqueue backend: the NIC reads it (true) or has left
+     * it out (false, e.g. virtio-net pairs beyond those in use), so the
+     * host's frames go to the other queues (tap: TUNSETQUEUE). NULL: the
+     * backend has nothing to do. */
+    void (*set_queue_enabled)(NetClientState *nc, bool enabled);
     /* Free what the client owns (the layer frees nc itself). May be NULL. */
     void (*cleanup)(NetClientState *nc);
     /* A NIC's receive filter for query-rx-filter, in QEMU's RxFilterInfo
@@ -179,6 +184,8 @@ bool net_nic_mac(const QEMUDevice *owner, MACAddr *mac);
 bool net_peer_has_vnet_hdr(NetClientState *nc);
 void net_peer_set_vnet_hdr_len(NetClientState *nc, unsigned len);
 void net_peer_set_offload(NetClientState *nc, const NetOffloads *offloads);
+/* The NIC uses its queue nc (true) or not: the peer's set_queue_enabled. */
+void net_peer_set_queue_enabled(NetClientState *nc, bool enabled);
 
 /* QEMU's default MACs: 52:54:00:12:34:56, then :57, ... one per NIC that
  * has none given, in creation order. */

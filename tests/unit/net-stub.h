@@ -46,15 +46,21 @@ static const NetClientInfo nic_stub_info = {
     .send_ready = nic_stub_send_ready,
 };
 
-/* A stub on queue 0 of netdev (NULL: none), polled on ctx. */
-static inline void nic_stub_attach(NicStub *nic, const char *name, NetDev *netdev,
-                                   GMainContext *ctx)
+/* A stub on queue `queue` of netdev (NULL: none), polled on ctx. */
+static inline void nic_stub_attach_queue(NicStub *nic, const char *name, NetDev *netdev,
+                                         unsigned queue, GMainContext *ctx)
 {
     memset(nic, 0, sizeof(*nic));
     nic->frames = g_ptr_array_new_with_free_func((GDestroyNotify)g_bytes_unref);
     Error *err = NULL;
-    nic->nc = net_nic_new(&nic_stub_info, name, netdev, 0, name, ctx, nic, &err);
+    nic->nc = net_nic_new(&nic_stub_info, name, netdev, queue, name, ctx, nic, &err);
     g_assert_null(err);
+}
+
+static inline void nic_stub_attach(NicStub *nic, const char *name, NetDev *netdev,
+                                   GMainContext *ctx)
+{
+    nic_stub_attach_queue(nic, name, netdev, 0, ctx);
 }
 
 static inline void nic_stub_free(NicStub *nic)

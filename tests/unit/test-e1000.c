@@ -363,6 +363,39 @@ static void test_link_interrupt(void)
     dev_free(t);
 }
 
+/* A link going down and up (the backend's set_link) changes what the wire
+ * decides, not what the driver programmed: the advertisement, the
+ * 1000BASE-T control and BMCR survive; BMSR's link and AN-complete bits,
+ * the partner's registers and the M88 status follow the link. */
+static void test_link_change_keeps_phy_programming(void)
+{
+    TestDev *t = dev_new();
+    mdic(t, 1, MII_ANAR, E1000_MDIC_OP_WRITE, 0x0061);          /* 10 half/full only */
+    mdic(t, 1, MII_CTRL1000, E1000_MDIC_OP_WRITE, 0x0000);      /* no 1000BASE-T */
+    mdic(t, 1, MII_BMCR, E1000_MDIC_OP_WRITE, 0x0100);          /* AN off, full duplex */
+    mdic(t, 1, M88_PHY_SPEC_CTRL, E1000_MDIC_OP_WRITE, 0x0808);
+    wr(t, E1000_IMC, ~0u);
+    rd(t, E1000_ICR);
+
+    net_client_set_link(t->backend, false);
+    g_assert_cmphex(phy_read(t, MII_BMSR) & 0x0024, ==, 0);
+    g_assert_cmphex(phy_read(t, MII_ANLPAR), ==, 0);
+    g_assert_cmphex(phy_read(t, M88_PHY_SPEC_STATUS) & 0x0400, ==, 0);
+    g_assert_cmphex(rd(t, E1000_ICR), ==, E1000_ICR_LSC);
+    net_client_set_link(t->backend, true);
+    g_assert_cmphex(phy_read(t, MII_BMSR) & 0x0024, ==, 0x0024);
+    g_assert_cmphex(phy_read(t, MII_ANLPAR) & 0x01e0, ==, 0x01e0);
+    g_assert_cmphex(phy_read(t, M88_PHY_SPEC_STATUS) & 0x0400, ==, 0x0400);
+    g_assert_cmphex(rd(t, E1000_ICR), ==, E1000_ICR_LSC);
+
+    g_assert_cmphex(phy_read(t, MII_ANAR), ==, 0x0061);
+    g_assert_cmphex(phy_read(t, MII_CTRL1000), ==, 0x0000);
+    g_assert_cmphex(phy_read(t, MII_BMCR), ==, 0x0100);
+    g_assert_cmphex(phy_read(t, M88_PHY_SPEC_CTRL), ==, 0x0808);
+    g_assert_cmphex(phy_read(t, MII_PHYID1), ==, 0x0141);
+    dev_free(t);
+}
+
 /* set_link through QMP, as a manager sends it; false: DeviceNotFound. */
 static bool qmp_set_link(const char *name, bool up)
 {
@@ -560,6 +593,38 @@ static void test_tx_empty_packet(void)
     dev_free(t);
 }
 
+/* Without TSO a packet is one frame, at most 16 KiB as on the hardware:
+ * one byte more (legacy or data descriptors) drops the packet, its
+ * descriptors done, rather than sending a frame no 8254x could. */
+static void test_tx_oversize_frame(gconstpointer deferred)
+{
+    TestDev *t = dev_new_conf(GPOINTER_TO_INT(deferred));
+    tx_setup(t);
+    fill_pattern(gpa(TX_BUF), 3 * 8192, 6);
+    uint32_t data = E1000_TXD_CMD_DEXT | E1000_TXD_DTYP_D;
+    tx_queue(t, TX_BUF, 8192, 0);
+    tx_queue(t, TX_BUF + 8192, 8192 | E1000_TXD_CMD_EOP | E1000_TXD_CMD_RS, 0);
+    tx_queue(t, TX_BUF, 8192, 0);
+    unsigned legacy = tx_queue(t, TX_BUF + 8192, 8193 | E1000_TXD_CMD_EOP | E1000_TXD_CMD_RS,
+                               0);
+    tx_queue(t, TX_BUF, data | 16384, 0);
+    unsigned ext = tx_queue(t, TX_BUF + 16384, data | 1 | E1000_TXD_CMD_EOP | E1000_TXD_CMD_RS,
+                            0);
+    tx_queue(t, TX_BUF, 60 | E1000_TXD_CMD_EOP | E1000_TXD_CMD_RS, 0);
+    if (GPOINTER_TO_INT(deferred)) {
+        tx_kick(t);
+    } else {
+        wr(t, E1000_TDT, t->tx_tail);
+    }
+    g_assert_cmpuint(fake.frames->len, ==, 2);
+    g_assert_cmpmem(sent(0)->data, sent(0)->len, gpa(TX_BUF), 16384);
+    g_assert_cmpuint(sent(1)->len, ==, 60);
+    g_assert_cmphex(tx_desc(t, legacy)[12], ==, E1000_TXD_STAT_DD);
+    g_assert_cmphex(tx_desc(t, ext)[12], ==, E1000_TXD_STAT_DD);
+    g_assert_cmpuint(rd(t, E1000_TDH), ==, t->tx_tail);
+    dev_free(t);
+}
+
 /* ---- checksum offload and TSO, checked by Python ---- */
 
 typedef struct TcpSend {
@@ -655,7 +720,7 @@ static void run_checker(const TcpSend *ts, unsigned first_frame)
 /* Write the packet to TX_BUF and queue: a context descriptor, then the
  * headers in one data descriptor and the payload in 4 KiB ones, as Linux
  * splits them. */
-static void tx_tcp(TestDev *t, const TcpSend *ts)
+static void tx_tcp_queue(TestDev *t, const TcpSend *ts)
 {
     uint8_t *buf = gpa(TX_BUF);
     size_t hdr = build_tcp_headers(buf, ts);
@@ -681,6 +746,11 @@ static void tx_tcp(TestDev *t, const TcpSend *ts)
                  popts);
         off += len;
     }
+}
+
+static void tx_tcp(TestDev *t, const TcpSend *ts)
+{
+    tx_tcp_queue(t, ts);
     tx_kick(t);
 }
 
@@ -759,6 +829,31 @@ static void test_tso(gconstpointer ipv)
     g_assert_cmpuint(rd(t, E1000_TSCTC), ==, 1);
     g_assert_cmpuint(rd(t, E1000_GPTC), ==, fake.frames->len);
     g_assert_cmpuint(rd(t, E1000_TDH), ==, t->tx_tail);
+    dev_free(t);
+}
+
+/*
+ * MSS 1 is a legal TSO send of one segment per payload byte. Transmitting
+ * on the vCPU (x-tx-defer=off), the TDT write returns after one turn of
+ * segments, not after all of them under the device lock; the rest follows
+ * from the bottom half, every segment right.
+ */
+static void test_tso_tiny_mss_bounded(void)
+{
+    TestDev *t = dev_new_conf(false);
+    tx_setup(t);
+    TcpSend ts = { .ipv = 4, .tso = true, .mss = 1, .payload_len = 999, .seq = 77,
+                   .ip_id = 5, .flags = 0x18, .seed = 13 };
+    tx_tcp_queue(t, &ts);
+    wr(t, E1000_TDT, t->tx_tail);
+    g_assert_cmpuint(fake.frames->len, >, 0);
+    g_assert_cmpuint(fake.frames->len, <=, 64);
+    g_assert_cmpuint(rd(t, E1000_TDH), !=, t->tx_tail);
+    main_loop_settle();
+    g_assert_cmpuint(fake.frames->len, ==, ts.payload_len);
+    run_checker(&ts, 0);
+    g_assert_cmpuint(rd(t, E1000_TDH), ==, t->tx_tail);
+    g_assert_cmpuint(rd(t, E1000_TSCTC), ==, 1);
     dev_free(t);
 }
 
@@ -1182,15 +1277,22 @@ int main(int argc, char **argv)
     g_test_add_func("/e1000/eeprom", test_eeprom);
     g_test_add_func("/e1000/phy", test_phy);
     g_test_add_func("/e1000/link-interrupt", test_link_interrupt);
+    g_test_add_func("/e1000/link-change-keeps-phy-programming",
+                    test_link_change_keeps_phy_programming);
     g_test_add_func("/e1000/qmp-set-link", test_qmp_set_link);
     g_test_add_data_func("/e1000/tx-legacy/deferred", GINT_TO_POINTER(1), test_tx_legacy);
     g_test_add_data_func("/e1000/tx-legacy/on-vcpu", GINT_TO_POINTER(0), test_tx_legacy);
     g_test_add_func("/e1000/tx-backpressure", test_tx_backpressure);
     g_test_add_func("/e1000/tx-empty-packet", test_tx_empty_packet);
+    g_test_add_data_func("/e1000/tx-oversize-frame/deferred", GINT_TO_POINTER(1),
+                         test_tx_oversize_frame);
+    g_test_add_data_func("/e1000/tx-oversize-frame/on-vcpu", GINT_TO_POINTER(0),
+                         test_tx_oversize_frame);
     g_test_add_func("/e1000/tx-checksum-offload", test_tx_checksum_offload);
     g_test_add_func("/e1000/tx-checksum-offload-refused", test_tx_checksum_offload_refused);
     g_test_add_data_func("/e1000/tso/ipv4", GINT_TO_POINTER(4), test_tso);
     g_test_add_data_func("/e1000/tso/ipv6", GINT_TO_POINTER(6), test_tso);
+    g_test_add_func("/e1000/tso-tiny-mss-bounded", test_tso_tiny_mss_bounded);
     g_test_add_func("/e1000/rx-filters", test_rx_filters);
     g_test_add_func("/e1000/rx-checksum-and-vlan", test_rx_checksum_and_vlan);
     g_test_add_func("/e1000/rx-full-ring", test_rx_full_ring);

@@ -23,6 +23,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <seccomp.h>
 #include "net/tap.h"
 #include "net/vnet-hdr.h"
 #include "net-stub.h"
@@ -115,11 +116,11 @@ static void host_send(int fd, GBytes *frame)
 }
 
 /* The next frame of our type the interface received (one the tap's fd
- * wrote), or NULL when none comes in time. */
-static GBytes *host_receive(int fd)
+ * wrote), or NULL when none comes within timeout_ms. */
+static GBytes *host_receive_within(int fd, unsigned timeout_ms)
 {
     uint8_t buf[65536];
-    gint64 deadline = g_get_monotonic_time() + TIMEOUT_MS * 1000;
+    gint64 deadline = g_get_monotonic_time() + timeout_ms * 1000;
     while (g_get_monotonic_time() < deadline) {
         struct sockaddr_ll from;
         socklen_t len = sizeof(from);
@@ -135,6 +136,11 @@ static GBytes *host_receive(int fd)
         g_bytes_unref(frame);
     }
     return NULL;
+}
+
+static GBytes *host_receive(int fd)
+{
+    return host_receive_within(fd, TIMEOUT_MS);
 }
 
 /* A tap netdev t0 on IFNAME with extra options, a NIC stub on it, the
@@ -232,6 +238,121 @@ static void test_vnet_hdr_stripped_prepended_and_passed(void)
     g_autoptr(GBytes) seen2 = host_receive(host);
     g_assert_nonnull(seen2);
     assert_frame_equal(seen2, out);
+    tap_teardown(&nic, host);
+}
+
+/* From here on this process's TUNSETVNETHDRSZ fails with EINVAL, as on a
+ * tap that cannot change its header length. Only in a test subprocess: a
+ * seccomp filter cannot be taken back. */
+static void refuse_vnet_hdr_len(void)
+{
+    scmp_filter_ctx filter = seccomp_init(SCMP_ACT_ALLOW);
+    g_assert_nonnull(filter);
+    g_assert_cmpint(seccomp_rule_add(filter, SCMP_ACT_ERRNO(EINVAL), SCMP_SYS(ioctl), 1,
+                                     SCMP_A1(SCMP_CMP_EQ, TUNSETVNETHDRSZ)), ==, 0);
+    g_assert_cmpint(seccomp_load(filter), ==, 0);
+    seccomp_release(filter);
+}
+
+/* Run the calling test again in a subprocess; true in the parent, which
+ * then checks the child passed (and wrote stderr_pattern, if not NULL). */
+static bool in_parent_of_subprocess(const char *stderr_pattern)
+{
+    if (g_test_subprocess()) {
+        return false;
+    }
+    g_test_trap_subprocess(NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+    g_test_trap_assert_passed();
+    if (stderr_pattern) {
+        g_test_trap_assert_stderr(stderr_pattern);
+    }
+    return true;
+}
+
+/*
+ * A tap that cannot change its header length (TUNSETVNETHDRSZ refused)
+ * would leave a NIC reading frames with a header of the wrong size.
+ * vnet_hdr=on is then an error naming it; without vnet_hdr= the tap is
+ * opened without a header (no offloads for the NIC) and frames pass bare;
+ * an fd= whose caller chose IFF_VNET_HDR, which cannot be undone, is an
+ * error.
+ */
+static void test_vnet_hdr_len_refused_at_open(void)
+{
+    if (skip_unless_tap_works() || in_parent_of_subprocess(NULL)) {
+        return;
+    }
+    refuse_vnet_hdr_len();
+    Error *err = NULL;
+    g_assert_false(netdev_create_from("tap,id=t0,ifname=" IFNAME ",script=no,downscript=no,"
+                                      "vnet_hdr=on", &err));
+    g_assert_nonnull(strstr(err->msg, "vnet_hdr=on: the tap cannot set its virtio-net header "
+                            "length (TUNSETVNETHDRSZ): Invalid argument"));
+    error_free(err);
+    err = NULL;
+    g_assert_null(netdev_find("t0"));
+
+    NicStub nic;
+    int host = tap_setup(&nic, "");
+    g_assert_false(net_peer_has_vnet_hdr(nic.nc));
+    struct ifreq ifr = { 0 };
+    g_assert_cmpint(ioctl(net_tap_fd(nic.nc->peer), TUNGETIFF, &ifr), ==, 0);
+    g_assert_false(ifr.ifr_flags & IFF_VNET_HDR);
+    g_autoptr(GBytes) in = tap_test_frame(600, 5), out = tap_test_frame(80, 6);
+    host_send(host, in);
+    RUN_UNTIL(ctx, count_test_frames(&nic, 0) == 1, TIMEOUT_MS);
+    g_autoptr(GPtrArray) got = test_frames_at(&nic, 0);
+    assert_frame_equal(g_ptr_array_index(got, 0), in);
+    nic_send(&nic, g_bytes_get_data(out, NULL), 80);
+    g_autoptr(GBytes) seen = host_receive(host);
+    g_assert_nonnull(seen);
+    assert_frame_equal(seen, out);
+
+    int own = open("/dev/net/tun", O_RDWR);
+    struct ifreq req = { .ifr_flags = IFF_TAP | IFF_NO_PI | IFF_VNET_HDR };
+    g_strlcpy(req.ifr_name, "pdltap1", IFNAMSIZ);
+    g_assert_cmpint(ioctl(own, TUNSETIFF, &req), ==, 0);
+    g_autofree char *spec = g_strdup_printf("tap,id=byfd,fd=%d", own);
+    g_assert_false(netdev_create_from(spec, &err));
+    g_autofree char *expected = g_strdup_printf("file descriptor %d: the tap cannot set", own);
+    g_assert_nonnull(strstr(err->msg, expected));
+    error_free(err);
+    close(own);
+    tap_teardown(&nic, host);
+}
+
+/* Frames of ours the NIC got, whatever header it would have had. */
+static unsigned count_test_frames_any_header(NicStub *nic)
+{
+    return count_test_frames(nic, 0) + count_test_frames(nic, VIRTIO_NET_HDR_LEN_SHORT) +
+           count_test_frames(nic, VIRTIO_NET_HDR_LEN);
+}
+
+/* A header length the tap refuses once a NIC asks for it: one warning,
+ * and the queue stops both ways instead of passing frames whose header
+ * has the wrong size. */
+static void test_vnet_hdr_len_refused_later(void)
+{
+    if (skip_unless_tap_works() ||
+        in_parent_of_subprocess("*tap,id=t0: the tap refused a 12-byte virtio-net header "
+                                "(TUNSETVNETHDRSZ: Invalid argument); the queue stops*")) {
+        return;
+    }
+    NicStub nic;
+    int host = tap_setup(&nic, ",vnet_hdr=on");
+    g_assert_true(net_peer_has_vnet_hdr(nic.nc));
+    refuse_vnet_hdr_len();
+    net_peer_set_vnet_hdr_len(nic.nc, VIRTIO_NET_HDR_LEN);
+
+    g_autoptr(GBytes) in = tap_test_frame(500, 7), out = tap_test_frame(90, 8);
+    host_send(host, in);
+    assert_settles_quiet(ctx);
+    g_assert_cmpuint(count_test_frames_any_header(&nic), ==, 0);
+    uint8_t framed[VIRTIO_NET_HDR_LEN + 90] = { 0 };
+    memcpy(framed + VIRTIO_NET_HDR_LEN, g_bytes_get_data(out, NULL), 90);
+    nic_send(&nic, framed, sizeof(framed));
+    g_autoptr(GBytes) seen = host_receive_within(host, 300);
+    g_assert_null(seen);
     tap_teardown(&nic, host);
 }
 
@@ -378,6 +499,92 @@ static void test_multiqueue_and_fd(void)
     g_assert_cmpint(fcntl(own, F_GETFD), ==, -1);   /* the backend closed it */
 }
 
+/* An IPv4/UDP frame from 10.0.0.1:sport to 10.0.0.2:FLOW_PORT: the
+ * kernel hashes each source port, a flow, onto one of the tap's queues. */
+#define FLOW_PORT 2000
+
+static void host_send_flow(int fd, uint16_t sport)
+{
+    uint8_t f[14 + 20 + 8 + 32] = { 0 };
+    memset(f, 0xff, 6);
+    memcpy(f + 6, (uint8_t[]){ 0x52, 0x54, 0x00, 0xaa, 0xbb, 0xcc }, 6);
+    f[12] = 0x08;
+    uint8_t *ip = f + 14, *udp = ip + 20;
+    ip[0] = 0x45;
+    ip[3] = sizeof(f) - 14;
+    ip[8] = 64;
+    ip[9] = 17;
+    memcpy(ip + 12, (uint8_t[]){ 10, 0, 0, 1, 10, 0, 0, 2 }, 8);
+    udp[0] = sport >> 8;
+    udp[1] = sport;
+    udp[2] = FLOW_PORT >> 8;
+    udp[3] = FLOW_PORT & 0xff;
+    udp[5] = sizeof(f) - 34;
+    g_autoptr(GBytes) frame = g_bytes_new(f, sizeof(f));
+    host_send(fd, frame);
+}
+
+static unsigned count_flow_frames(NicStub *nic)
+{
+    unsigned n = 0;
+    for (guint i = 0; i < nic->frames->len; i++) {
+        gsize len;
+        const uint8_t *d = g_bytes_get_data(g_ptr_array_index(nic->frames, i), &len);
+        n += len >= 38 && d[12] == 0x08 && d[13] == 0 && d[23] == 17 &&
+             (d[36] << 8 | d[37]) == FLOW_PORT;
+    }
+    return n;
+}
+
+/* 32 flows from the host: they arrive, spread over the attached queues. */
+static void send_flows(int host, uint16_t first_port, NicStub *nic0, NicStub *nic1)
+{
+    unsigned before = count_flow_frames(nic0) + count_flow_frames(nic1);
+    for (uint16_t port = first_port; port < first_port + 32; port++) {
+        host_send_flow(host, port);
+    }
+    RUN_UNTIL(ctx, count_flow_frames(nic0) + count_flow_frames(nic1) == before + 32,
+              TIMEOUT_MS);
+}
+
+/*
+ * A queue its NIC leaves out (virtio-net pairs beyond those the driver
+ * set) is detached from the multiqueue tap, so the kernel hashes no flow
+ * onto it: every flow reaches the queue still read, and the context goes
+ * quiet. Enabled again, it is attached and takes flows again.
+ */
+static void test_multiqueue_detach(void)
+{
+    if (skip_unless_tap_works()) {
+        return;
+    }
+    netdev_create_or_fail("tap,id=mq,ifname=" IFNAME ",script=no,downscript=no,vnet_hdr=off,"
+                          "queues=2");
+    NetDev *nd = netdev_find("mq");
+    NicStub nic0, nic1;
+    nic_stub_attach_queue(&nic0, "nic0", nd, 0, ctx);
+    nic_stub_attach_queue(&nic1, "nic1", nd, 1, ctx);
+    interface_up();
+    int host = host_socket();
+    send_flows(host, 1000, &nic0, &nic1);
+    g_assert_cmpuint(count_flow_frames(&nic1), >, 0);   /* both queues take flows */
+
+    net_peer_set_queue_enabled(nic1.nc, false);
+    unsigned on_queue1 = count_flow_frames(&nic1);
+    send_flows(host, 2000, &nic0, &nic1);
+    g_assert_cmpuint(count_flow_frames(&nic1), ==, on_queue1);
+    assert_settles_quiet(ctx);
+
+    net_peer_set_queue_enabled(nic1.nc, true);
+    send_flows(host, 3000, &nic0, &nic1);
+    g_assert_cmpuint(count_flow_frames(&nic1), >, on_queue1);
+    close(host);
+    nic_stub_free(&nic0);
+    nic_stub_free(&nic1);
+    netdevs_free_all();
+    run_pending(ctx);
+}
+
 /* script= runs with the interface name when the tap is created,
  * downscript= when the netdev goes; a failing script is an error. */
 static void test_scripts(void)
@@ -490,12 +697,15 @@ int main(int argc, char **argv)
     g_test_add_func("/net-tap/frames-both-ways", test_frames_both_ways);
     g_test_add_func("/net-tap/vnet-hdr-stripped-prepended-and-passed",
                     test_vnet_hdr_stripped_prepended_and_passed);
+    g_test_add_func("/net-tap/vnet-hdr-len-refused-at-open", test_vnet_hdr_len_refused_at_open);
+    g_test_add_func("/net-tap/vnet-hdr-len-refused-later", test_vnet_hdr_len_refused_later);
     g_test_add_func("/net-tap/refusal-stops-reading-until-ready",
                     test_refusal_stops_reading_until_ready);
     g_test_add_func("/net-tap/vhost-owned-keeps-off-the-fd", test_vhost_owned_keeps_off_the_fd);
     g_test_add_func("/net-tap/vhost-options", test_vhost_options);
     g_test_add_func("/net-tap/deleted-interface-goes-quiet", test_deleted_interface_goes_quiet);
     g_test_add_func("/net-tap/multiqueue-and-fd", test_multiqueue_and_fd);
+    g_test_add_func("/net-tap/multiqueue-detach", test_multiqueue_detach);
     g_test_add_func("/net-tap/scripts", test_scripts);
     g_test_add_func("/net-tap/bad-options", test_bad_options);
     int rc = g_test_run();

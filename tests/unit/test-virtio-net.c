@@ -77,6 +77,7 @@ typedef struct FakePeer {
     unsigned hdr_len;           /* as set_vnet_hdr_len left it */
     NetOffloads offloads;
     unsigned send_ready;        /* send_ready calls */
+    bool left_out;              /* set_queue_enabled(false) was the last word */
 } FakePeer;
 
 /* One frame as the peer got it. Plain g_malloc, not a GByteArray: the
@@ -121,6 +122,11 @@ static void fake_set_offload(NetClientState *nc, const NetOffloads *o)
     ((FakePeer *)nc->opaque)->offloads = *o;
 }
 
+static void fake_set_queue_enabled(NetClientState *nc, bool enabled)
+{
+    ((FakePeer *)nc->opaque)->left_out = !enabled;
+}
+
 static const NetClientInfo fake_info = {
     .type = "fake",
     .receive = fake_receive,
@@ -128,6 +134,7 @@ static const NetClientInfo fake_info = {
     .has_vnet_hdr = fake_has_vnet_hdr,
     .set_vnet_hdr_len = fake_set_vnet_hdr_len,
     .set_offload = fake_set_offload,
+    .set_queue_enabled = fake_set_queue_enabled,
 };
 
 /* ---- the device ---- */
@@ -719,10 +726,14 @@ static void test_ctrl_rx_filter(void)
 }
 
 /* Two netdev queues with mq=on: two pairs, the controlq at 4; the second
- * pair takes frames only once the driver sets two pairs in use. */
+ * pair takes frames only once the driver sets two pairs in use, and until
+ * then (and again after a reset) its netdev queue is left out, so a
+ * multiqueue tap hands it none of the host's flows. */
 static void test_multiqueue(void)
 {
     TestNet *t = net_new(&(TestOptions) { .queues = 2, .mq = true });
+    g_assert_false(t->peers[0].left_out);
+    g_assert_true(t->peers[1].left_out);
     g_assert_true(t->features & F(VIRTIO_NET_F_MQ));
     g_assert_cmpuint(mem_read(t->d.device + 8, 2), ==, 2);
     g_assert_cmpuint(vpd_common_read(&t->d, VIRTIO_PCI_COMMON_NUMQ, 2), ==, 5);
@@ -736,9 +747,12 @@ static void test_multiqueue(void)
     uint16_t pairs = 3;
     g_assert_cmpuint(ctrl_cmd(t, VIRTIO_NET_CTRL_MQ, VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET, &pairs, 2),
                      ==, VIRTIO_NET_ERR);
+    g_assert_true(t->peers[1].left_out);
     pairs = 2;
     g_assert_cmpuint(ctrl_cmd(t, VIRTIO_NET_CTRL_MQ, VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET, &pairs, 2),
                      ==, VIRTIO_NET_OK);
+    g_assert_false(t->peers[0].left_out);
+    g_assert_false(t->peers[1].left_out);
     g_assert_cmpuint(t->peers[1].send_ready, ==, 1);
     g_assert_cmpuint(send_to_nic(t, 1, f, sizeof(f)), ==, sizeof(f));
     g_assert_cmpuint(used_count(t, 2), ==, 1);
@@ -754,6 +768,8 @@ static void test_multiqueue(void)
     /* A driver without MQ: one pair, the controlq at 2. */
     driver_init(t, &(TestOptions) { .driver_features = ALL_FEATURES & ~F(VIRTIO_NET_F_MQ) });
     g_assert_cmpuint(t->ctrl, ==, 2);
+    g_assert_false(t->peers[0].left_out);
+    g_assert_true(t->peers[1].left_out);
     uint8_t off = 0;
     g_assert_cmpuint(ctrl_cmd(t, VIRTIO_NET_CTRL_RX, VIRTIO_NET_CTRL_RX_PROMISC, &off, 1), ==,
                      VIRTIO_NET_OK);

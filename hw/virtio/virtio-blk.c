@@ -470,6 +470,9 @@ static QEMUDevice *virtio_blk_pci_realize(const void *options, const DeviceBuses
         .num_queues = num_queues, .queue_size = o->queue_size, .serial = o->serial,
         .pci = &o->pci,
     };
+    if (drive) {
+        blk_set_on_error(drive->blk, drive->cfg->rerror, drive->cfg->werror);
+    }
     QEMUDevice *dev = virtio_blk_pci_new(buses->pci, o->addr, &conf, errp);
     if (dev && drive) {
         drive_info_attach(drive, dev, NULL, NULL);      /* a fixed disk */

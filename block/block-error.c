@@ -73,10 +73,12 @@ static DriveErrorAction action_for(const BlockErrorState *state, const BlockRequ
     return action;
 }
 
-/* BLOCK_IO_ERROR with QEMU 7.2's members; sent before the device hears
+/* BLOCK_IO_ERROR with QEMU 7.2's members ("nospace" only where an
+ * error may stop the VM, as QEMU has it only then); sent before the device hears
  * of the error (and before the STOP), so a management tool sees the
  * event no later than the guest sees the outcome. */
-static void send_io_error_event(const BlockRequest *req, DriveErrorAction action, int ret)
+static void send_io_error_event(const BlockRequest *req, DriveErrorAction action, int ret,
+                                bool with_nospace)
 {
     JsonObject *data = json_object_new();
     json_object_set_string_member(data, "device", blk_name(req->blk));
@@ -84,7 +86,9 @@ static void send_io_error_event(const BlockRequest *req, DriveErrorAction action
     json_object_set_string_member(data, "operation",
                                   req->acct_type == BLOCK_ACCT_READ ? "read" : "write");
     json_object_set_string_member(data, "action", drive_error_action_name(action));
-    json_object_set_boolean_member(data, "nospace", ret == -ENOSPC);
+    if (with_nospace) {
+        json_object_set_boolean_member(data, "nospace", ret == -ENOSPC);
+    }
     json_object_set_string_member(data, "reason", g_strerror(-ret));
     qmp_event_send("BLOCK_IO_ERROR", data);
 }
@@ -97,6 +101,7 @@ bool block_error_handle(BlockErrorState *state, BlockRequest *req, int *ret)
     req->error_handled = true;
     pthread_mutex_lock(&state->lock);
     DriveErrorAction action = action_for(state, req, *ret);
+    bool with_nospace = drive_error_may_stop(state->rerror, state->werror);
     bool keep = action == DRIVE_ERROR_STOP && !state->draining;
     if (action == DRIVE_ERROR_STOP && state->io_status == 0) {
         state->io_status = -*ret;   /* the first error shows until cont */
@@ -111,7 +116,7 @@ bool block_error_handle(BlockErrorState *state, BlockRequest *req, int *ret)
          * comes after BLOCK_IO_ERROR, as in QEMU. */
         qemu_system_vm_stop_request(RUN_STATE_IO_ERROR);
     }
-    send_io_error_event(req, action, *ret);
+    send_io_error_event(req, action, *ret, with_nospace);
     if (keep) {
         return true;
     }

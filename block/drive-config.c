@@ -140,6 +140,12 @@ const char *drive_error_action_name(DriveErrorAction action)
     return error_action_names[action];
 }
 
+bool drive_error_may_stop(DriveErrorAction rerror, DriveErrorAction werror)
+{
+    return rerror == DRIVE_ERROR_STOP || werror == DRIVE_ERROR_STOP ||
+           werror == DRIVE_ERROR_ENOSPC;
+}
+
 /* QEMU's werror= and rerror= values; enospc is for writes only. */
 static bool parse_error_action(const KeyvalItem *item, bool for_writes,
                                DriveErrorAction *action, Error **errp)

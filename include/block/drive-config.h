@@ -120,5 +120,9 @@ const char *drive_aio_mode_name(DriveAioMode mode);
 const char *drive_interface_name(DriveInterface interface);
 /* "report", "ignore", "stop", "enospc": QEMU's BlockdevOnError names. */
 const char *drive_error_action_name(DriveErrorAction action);
+/* May an error stop the VM (werror enospc or stop, rerror stop)? QEMU
+ * keeps an io-status only then: query-block's "io-status" and
+ * BLOCK_IO_ERROR's "nospace" are there only for such a drive. */
+bool drive_error_may_stop(DriveErrorAction rerror, DriveErrorAction werror);
 
 #endif

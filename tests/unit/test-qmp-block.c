@@ -534,7 +534,9 @@ static void test_io_error_event(void)
     g_assert_cmpint(stat_of("ide0-hd0", "failed_wr_operations"), ==, failed + 1);
 }
 
-/* ENOSPC gives nospace: true. A small tmpfs needs root. */
+/* ENOSPC gives nospace: true (on a drive whose errors may stop the VM:
+ * rerror=stop here, so that the write is still reported). A small tmpfs
+ * needs root. */
 static void test_io_error_nospace(void)
 {
     g_autofree char *mnt = g_build_filename(dir, "full", NULL);
@@ -553,6 +555,7 @@ static void test_io_error_nospace(void)
     Error *err = NULL;
     BlockBackend *blk = blk_new_open(&cfg, &err);
     g_assert_nonnull(blk);
+    blk_set_on_error(blk, DRIVE_ERROR_STOP, DRIVE_ERROR_REPORT);
     static uint8_t data[256 * 1024];
     struct iovec iov = { data, sizeof(data) };
     int done = 1;

@@ -12,7 +12,8 @@ Debian's qemu-system-x86_64 (the reference column), QEMU 7.2's answers:
 - werror=report: the guest's write fails, action "report", the VM runs.
 - werror=ignore: the guest's write succeeds, action "ignore", the image
   keeps its hole.
-With report or ignore no error of the drive can stop the VM, and QEMU then
+A reset and quit while stopped on the error do not wait for the kept
+write. With report or ignore no error of the drive can stop the VM, and QEMU then
 has no io-status: query-block and the event's "nospace" leave it out.
 """
 
@@ -141,3 +142,17 @@ def test_ignore_tells_the_guest_it_worked(full_disk_machine):
     assert m.qmp.cmd("query-status") == status("running")
     assert "io-status" not in disk_info(m)
     assert image_bytes(m) == bytes(WRITE_BYTES)
+
+
+def test_reset_and_quit_while_stopped_on_io_error(full_disk_machine):
+    """The kept write does not hold up a reset (the machine waits in
+    prelaunch, as after any reset of a stopped machine) or quit."""
+    m = full_disk_machine(None)
+    io_error_event(m, "stop", nospace=True)
+    assert m.event("STOP") is None
+    assert m.qmp.cmd("system_reset") == {}
+    assert m.event("RESET") == {"guest": False, "reason": "host-qmp-system-reset"}
+    assert m.qmp.cmd("query-status") == status("prelaunch")
+    assert m.qmp.cmd("quit") == {}
+    assert m.event("SHUTDOWN") == {"guest": False, "reason": "host-qmp-quit"}
+    assert m.wait_exit() == 0

@@ -28,21 +28,26 @@
 
 static char *dir;
 static GPtrArray *events;               /* "NAME {data}", in order */
+static GMutex events_lock;              /* sent from an I/O thread too */
 
 static void record_event(const char *name, JsonObject *data, int64_t ts, void *opaque)
 {
     JsonNode *node = json_node_init_object(json_node_alloc(), data);
     g_autofree char *text = json_to_string(node, false);
     json_node_unref(node);
+    g_mutex_lock(&events_lock);
     g_ptr_array_add(events, g_strdup_printf("%s %s", name, text));
+    g_mutex_unlock(&events_lock);
 }
 
 /* The events since the last call, one per line, then forget them. */
 static char *take_events(void)
 {
+    g_mutex_lock(&events_lock);
     g_ptr_array_add(events, NULL);
     char *all = g_strjoinv("\n", (char **)events->pdata);
     g_ptr_array_set_size(events, 0);
+    g_mutex_unlock(&events_lock);
     return all;
 }
 

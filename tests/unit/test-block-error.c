@@ -215,8 +215,8 @@ static void test_stop_then_cont(gconstpointer with_iothread)
     g_assert_cmpuint(blk_in_flight(blk), ==, 1);
     g_assert_cmpstr(blk_io_status(blk), ==, "failed");
     take_runstate_requests();
-    g_autofree char *stopped = io_error_event("write", "stop", "false", EFBIG);
-    stopped = g_strconcat(stopped, "\nSTOP {}", NULL);
+    g_autofree char *error = io_error_event("write", "stop", "false", EFBIG);
+    g_autofree char *stopped = g_strconcat(error, "\nSTOP {}", NULL);
     expect_events(blk, stopped);
     expect_status("io-error", false);
 
@@ -255,8 +255,8 @@ static void test_fails_again_after_cont(void)
     cont();
     g_assert_false(run_until_done(&w));
     take_runstate_requests();
-    g_autofree char *again = io_error_event("write", "stop", "false", EFBIG);
-    again = g_strconcat("RESUME {}\n", again, "\nSTOP {}", NULL);
+    g_autofree char *error = io_error_event("write", "stop", "false", EFBIG);
+    g_autofree char *again = g_strconcat("RESUME {}\n", error, "\nSTOP {}", NULL);
     expect_events(blk, again);
     expect_status("io-error", false);
     limit_file_size(false);
@@ -284,8 +284,8 @@ static void test_cont_before_the_stop_is_taken(void)
     g_assert_true(run_until_done(&w));
     g_assert_cmpint(w.ret, ==, 0);
     take_runstate_requests();
-    g_autofree char *events_seen = io_error_event("write", "stop", "false", EFBIG);
-    events_seen = g_strconcat(events_seen, "\nSTOP {}\nRESUME {}", NULL);
+    g_autofree char *error = io_error_event("write", "stop", "false", EFBIG);
+    g_autofree char *events_seen = g_strconcat(error, "\nSTOP {}\nRESUME {}", NULL);
     expect_events(blk, events_seen);
     expect_status("running", true);
     blk_unref(blk);
@@ -324,8 +324,8 @@ static void test_drain_gives_kept_requests_back(void)
     g_assert_true(is_done(&during));
     g_assert_cmpint(during.ret, ==, -EFBIG);
     take_runstate_requests();
-    g_autofree char *stopped = io_error_event("write", "stop", "false", EFBIG);
-    stopped = g_strconcat(stopped, "\nSTOP {}", NULL);
+    g_autofree char *error = io_error_event("write", "stop", "false", EFBIG);
+    g_autofree char *stopped = g_strconcat(error, "\nSTOP {}", NULL);
     expect_events(blk, stopped);
     blk_unref(blk);
     g_unlink(path);
@@ -396,8 +396,8 @@ static void test_enospc_stops_until_space_is_freed(void)
     start_write(blk, 512 * 1024, &w, 0x60);
     g_assert_false(run_until_done(&w));
     take_runstate_requests();
-    g_autofree char *stopped = io_error_event("write", "stop", "true", ENOSPC);
-    stopped = g_strconcat(stopped, "\nSTOP {}", NULL);
+    g_autofree char *error = io_error_event("write", "stop", "true", ENOSPC);
+    g_autofree char *stopped = g_strconcat(error, "\nSTOP {}", NULL);
     expect_events(blk, stopped);
     expect_status("io-error", false);
     g_assert_cmpstr(blk_io_status(blk), ==, "nospace");
@@ -430,8 +430,8 @@ static void test_rerror(void)
     start_read(blk, 0, &r);
     g_assert_false(run_until_done(&r));
     take_runstate_requests();
-    g_autofree char *stopped = io_error_event("read", "stop", "false", EIO);
-    stopped = g_strconcat(stopped, "\nSTOP {}", NULL);
+    g_autofree char *error = io_error_event("read", "stop", "false", EIO);
+    g_autofree char *stopped = g_strconcat(error, "\nSTOP {}", NULL);
     expect_events(blk, stopped);
     g_assert_cmpstr(blk_io_status(blk), ==, "failed");
     block_fault_injector = NULL;

@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "block-internal.h"
-#include "monitor/qmp.h"
 #include "qemu/bh.h"
 #include "qemu/main-loop.h"
 
@@ -42,7 +41,9 @@ struct BlockBackend {
     unsigned plug_depth;
     GPtrArray *plugged;
 
-    atomic_uint in_flight;
+    BlockErrorState on_error;       /* werror/rerror and the requests a stop keeps */
+
+    atomic_uint in_flight;          /* kept requests included */
     pthread_mutex_t drain_lock;     /* wakes a drain waiting for another thread */
     pthread_cond_t drain_cond;
 };
@@ -50,6 +51,11 @@ struct BlockBackend {
 const BlockFile *blk_file(const BlockBackend *blk)
 {
     return &blk->file;
+}
+
+BlockErrorState *blk_error_state(BlockBackend *blk)
+{
+    return &blk->on_error;
 }
 
 /* ---- completion ---- */
@@ -63,34 +69,12 @@ static void request_free(BlockRequest *req)
     g_free(req);
 }
 
-/*
- * BLOCK_IO_ERROR, as QEMU sends it for werror/rerror=report too (the only
- * action here): the host refused a request that reached it. Before the
- * device hears of it, so a management tool sees the event no later than
- * the guest sees the error.
- */
-static void send_io_error_event(const BlockRequest *req, int ret)
-{
-    JsonObject *data = json_object_new();
-    json_object_set_string_member(data, "device", req->blk->name);
-    json_object_set_string_member(data, "node-name", req->blk->node_name);
-    json_object_set_string_member(data, "operation",
-                                  req->acct_type == BLOCK_ACCT_READ ? "read" : "write");
-    json_object_set_string_member(data, "action", "report");
-    json_object_set_boolean_member(data, "nospace", ret == -ENOSPC);
-    json_object_set_string_member(data, "reason", g_strerror(-ret));
-    qmp_event_send("BLOCK_IO_ERROR", data);
-}
-
 static void request_account(const BlockRequest *req, int ret)
 {
     BlockAcctOutcome outcome = req->invalid ? BLOCK_ACCT_INVALID
                                : ret < 0 ? BLOCK_ACCT_FAILED : BLOCK_ACCT_DONE;
     block_acct_done(req->blk->acct, req->acct_type, outcome, req->offset, req->bytes,
                     req->start_ns);
-    if (outcome == BLOCK_ACCT_FAILED) {
-        send_io_error_event(req, ret);
-    }
 }
 
 /* The end of every request: accounting, the device's callback, then the
@@ -98,6 +82,9 @@ static void request_account(const BlockRequest *req, int ret)
 static void request_complete(BlockRequest *req, int ret)
 {
     BlockBackend *blk = req->blk;
+    if (ret < 0 && !req->invalid && block_error_handle(&blk->on_error, req, &ret)) {
+        return;     /* kept until the VM runs again (werror/rerror=stop) */
+    }
     request_account(req, ret);
     req->cb(req->opaque, ret);
     request_free(req);
@@ -196,6 +183,12 @@ static void submit(BlockRequest *req)
     }
     pthread_mutex_unlock(&blk->lock);
     dispatch(blk, &req, 1);
+}
+
+void block_request_resubmit(BlockRequest *req)
+{
+    req->ret = 0;
+    dispatch(req->blk, &req, 1);
 }
 
 void blk_io_plug(BlockBackend *blk)
@@ -488,8 +481,13 @@ static bool read_reached_eof(BlockRequest *req, int64_t result)
            req->offset + req->done >= block_file_host_size(&req->blk->file);
 }
 
+int64_t (*block_fault_injector)(const BlockRequest *req, int64_t result);
+
 void block_request_transferred(BlockRequest *req, int64_t result)
 {
+    if (block_fault_injector) {
+        result = block_fault_injector(req, result);
+    }
     if (!is_transfer(req)) {
         request_finish(req, result < 0 ? result : 0);
         return;
@@ -595,6 +593,7 @@ BlockBackend *blk_new_open(const DriveConfig *cfg, Error **errp)
     blk->read_only = cfg->read_only;
     atomic_init(&blk->write_cache, blk->cache.writeback);
     atomic_init(&blk->in_flight, 0);
+    block_error_init(&blk->on_error);
     pthread_mutex_init(&blk->lock, NULL);
     pthread_mutex_init(&blk->drain_lock, NULL);
     pthread_cond_init(&blk->drain_cond, NULL);
@@ -618,7 +617,7 @@ static bool acquire_context_here(BlockBackend *blk)
     return g_main_context_acquire(blk->ctx);
 }
 
-void blk_drain(BlockBackend *blk)
+static void wait_for_in_flight(BlockBackend *blk)
 {
     if (acquire_context_here(blk)) {
         while (atomic_load(&blk->in_flight)) {
@@ -634,6 +633,15 @@ void blk_drain(BlockBackend *blk)
     pthread_mutex_unlock(&blk->drain_lock);
 }
 
+/* Requests a stop kept would never finish: they complete with their
+ * errors, and none is kept meanwhile. */
+void blk_drain(BlockBackend *blk)
+{
+    block_error_drain_begin(&blk->on_error);
+    wait_for_in_flight(blk);
+    block_error_drain_end(&blk->on_error);
+}
+
 void blk_unref(BlockBackend *blk)
 {
     if (!blk) {
@@ -644,6 +652,7 @@ void blk_unref(BlockBackend *blk)
         run_on_context_thread(blk->iothread, detach_on_context_thread, blk);
     }
     block_file_close(&blk->file);
+    block_error_destroy(&blk->on_error);
     g_ptr_array_unref(blk->plugged);
     pthread_mutex_destroy(&blk->lock);
     pthread_mutex_destroy(&blk->drain_lock);
@@ -722,6 +731,11 @@ bool blk_enable_write_cache(const BlockBackend *blk)
 void blk_set_enable_write_cache(BlockBackend *blk, bool enable)
 {
     atomic_store(&blk->write_cache, enable);
+}
+
+const char *blk_io_status(BlockBackend *blk)
+{
+    return block_error_io_status(&blk->on_error);
 }
 
 unsigned blk_in_flight(const BlockBackend *blk)

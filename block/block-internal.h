@@ -6,6 +6,7 @@
 #ifndef BLOCK_INTERNAL_H
 #define BLOCK_INTERNAL_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/uio.h>
@@ -49,6 +50,9 @@ typedef struct BlockRequest {
     BlockAcctType acct_type;
     int64_t start_ns;
     bool invalid;
+    /* Its host error was acted on (werror/rerror): a kept request given
+     * up by a drain completes with it, without acting again. */
+    bool error_handled;
 } BlockRequest;
 
 /*
@@ -94,6 +98,9 @@ extern const BlockAioEngineOps block_aio_io_uring_ops;
 
 /* The image under a drive. */
 const BlockFile *blk_file(const BlockBackend *blk);
+/* Hand a request kept by werror/rerror=stop to its engine again, from
+ * where it failed (the rest of a short transfer, or a write's flush). */
+void block_request_resubmit(BlockRequest *req);
 /* Complete req with ret on its drive's context, without reaching the host
  * (an engine's submission failure). Any thread. */
 void block_request_fail(BlockRequest *req, int ret);
@@ -101,6 +108,10 @@ void block_request_fail(BlockRequest *req, int ret);
 uint64_t block_request_remaining(BlockRequest *req, struct iovec **iov, int *niov);
 /* An engine's report (on the completion context's thread). */
 void block_request_transferred(BlockRequest *req, int64_t result);
+/* For tests of the error paths (a read the host fails, which no file
+ * system makes on demand): when set, every engine report passes through
+ * it on the completion context, which may turn it into -errno. */
+extern int64_t (*block_fault_injector)(const BlockRequest *req, int64_t result);
 
 /*
  * The engines of one GMainContext, shared by every drive completing
@@ -111,6 +122,41 @@ typedef struct BlockContext BlockContext;
 BlockContext *block_context_ref(GMainContext *ctx, DriveAioMode aio, Error **errp);
 void block_context_unref(BlockContext *bctx);
 BlockAioEngine *block_context_engine(BlockContext *bctx, DriveAioMode aio);
+
+/* ---- werror= and rerror= (block/block-error.c) ---- */
+
+/*
+ * A drive's error actions and the requests a stop keeps. Its lock guards
+ * parked, draining and io_status; it is taken on the completion context
+ * (a failure), the main loop (vm start, query-block) and by blk_drain, and
+ * nothing is waited for under it.
+ */
+typedef struct BlockErrorState {
+    pthread_mutex_t lock;
+    DriveErrorAction rerror, werror;
+    GQueue parked;              /* BlockRequest *, kept by a stop */
+    unsigned draining;          /* blk_drains in progress: nothing is kept */
+    int io_status;              /* 0 ok, else the errno of the first stop */
+} BlockErrorState;
+
+/* Report for both until blk_set_on_error; registered for the vm start
+ * hook that re-submits what a stop kept. Main thread. */
+void block_error_init(BlockErrorState *state);
+BlockErrorState *blk_error_state(BlockBackend *blk);
+void block_error_destroy(BlockErrorState *state);
+/*
+ * req failed on the host with *ret (on its completion context): send
+ * BLOCK_IO_ERROR with the drive's action and carry it out. True if the
+ * request is kept (stop): the caller forgets it until it is re-submitted
+ * or given back by a drain. Else *ret is what the device gets (0 for
+ * ignore).
+ */
+bool block_error_handle(BlockErrorState *state, BlockRequest *req, int *ret);
+/* blk_drain's bracket: the kept requests complete with their errors, and
+ * none is kept until the end. */
+void block_error_drain_begin(BlockErrorState *state);
+void block_error_drain_end(BlockErrorState *state);
+const char *block_error_io_status(BlockErrorState *state);
 
 /* ---- the image file (block/raw-file.c) ---- */
 

@@ -130,19 +130,33 @@ DriveConfig *drive_config_at(GPtrArray *drives, DriveInterface interface, int bu
     return NULL;
 }
 
+static const char *const error_action_names[] = {
+    [DRIVE_ERROR_REPORT] = "report", [DRIVE_ERROR_IGNORE] = "ignore",
+    [DRIVE_ERROR_STOP] = "stop", [DRIVE_ERROR_ENOSPC] = "enospc",
+};
+
+const char *drive_error_action_name(DriveErrorAction action)
+{
+    return error_action_names[action];
+}
+
+bool drive_error_may_stop(DriveErrorAction rerror, DriveErrorAction werror)
+{
+    return rerror == DRIVE_ERROR_STOP || werror == DRIVE_ERROR_STOP ||
+           werror == DRIVE_ERROR_ENOSPC;
+}
+
+/* QEMU's werror= and rerror= values; enospc is for writes only. */
 static bool parse_error_action(const KeyvalItem *item, bool for_writes,
                                DriveErrorAction *action, Error **errp)
 {
     const char *value = item->value ? item->value : "";
-    if (strcmp(value, "report") == 0) {
-        *action = DRIVE_ERROR_REPORT;
-        return true;
-    }
-    if (strcmp(value, "stop") == 0 || strcmp(value, "ignore") == 0 ||
-        (for_writes && strcmp(value, "enospc") == 0)) {
-        error_setg(errp, "%s=%s needs a monitor to resume the VM, which this VMM does "
-                   "not have (only %s=report is supported)", item->key, value, item->key);
-        return false;
+    for (size_t i = 0; i < G_N_ELEMENTS(error_action_names); i++) {
+        if (strcmp(value, error_action_names[i]) == 0 &&
+            (for_writes || i != DRIVE_ERROR_ENOSPC)) {
+            *action = (DriveErrorAction)i;
+            return true;
+        }
     }
     error_setg(errp, "'%s' invalid %s error action", value, for_writes ? "write" : "read");
     return false;
@@ -308,7 +322,7 @@ static DriveConfig *drive_config_new_default(void)
     cfg->cache = DRIVE_CACHE_WRITEBACK;
     cfg->aio = DRIVE_AIO_THREADS;
     cfg->discard = DRIVE_DISCARD_IGNORE;
-    cfg->werror = DRIVE_ERROR_REPORT;
+    cfg->werror = DRIVE_ERROR_ENOSPC;     /* QEMU's defaults */
     cfg->rerror = DRIVE_ERROR_REPORT;
     return cfg;
 }

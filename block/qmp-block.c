@@ -64,9 +64,12 @@ static void add_block_info(DriveInfo *drive, void *opaque)
     json_object_set_string_member(info, "device", drive->cfg->id);
     if (drive->dev) {
         json_object_set_string_member(info, "qdev", drive->dev->id);
-        /* QEMU enables io-status when a device attaches; with
-         * werror/rerror=report it never leaves "ok". */
-        json_object_set_string_member(info, "io-status", "ok");
+    }
+    /* QEMU keeps an io-status for a drive a device has whose errors may
+     * stop the VM; a stop for an error changes it until cont. */
+    if (drive->dev && drive_error_may_stop(drive->cfg->rerror, drive->cfg->werror)) {
+        json_object_set_string_member(info, "io-status",
+                                      drive->blk ? blk_io_status(drive->blk) : "ok");
     }
     json_object_set_boolean_member(info, "locked", ops && ops->is_locked(drive->medium_opaque));
     /* As QEMU: a drive no device has is removable too. */

@@ -202,6 +202,10 @@ static void format_block_attachment(JsonObject *b, GString *out)
     if (has_value(b, "qdev")) {
         g_string_append_printf(out, "    Attached to:      %s\n", get_str(b, "qdev", ""));
     }
+    const char *io_status = get_str(b, "io-status", "ok");
+    if (strcmp(io_status, "ok") != 0) {
+        g_string_append_printf(out, "    I/O status:       %s\n", io_status);
+    }
     if (get_bool(b, "removable")) {
         g_string_append_printf(out, "    Removable device: %slocked, tray %s\n",
                                get_bool(b, "locked") ? "" : "not ",

@@ -117,8 +117,9 @@ bool drives_create_devices(DriveInterface interface, const DeviceBuses *buses, E
 DriveInfo *drive_info_new_anonymous(DriveMedia media)
 {
     /* Zero is each option's default (cache=writeback, aio=threads, probed
-     * format, discard=ignore, werror/rerror=report). */
+     * format, discard=ignore, rerror=report) but werror's (enospc). */
     DriveConfig *cfg = g_new0(DriveConfig, 1);
+    cfg->werror = DRIVE_ERROR_ENOSPC;
     cfg->id = g_strdup("");
     cfg->interface = DRIVE_IF_NONE;
     cfg->media = media;

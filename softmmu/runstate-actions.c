@@ -12,6 +12,8 @@
  *   suspend    vCPUs paused, SUSPENDED, SUSPEND
  *   wakeup     if suspended and the machine wakes: RUNNING, vCPUs resumed,
  *              WAKEUP
+ *   vm stop    (a drive's werror/rerror=stop) vm_stop in the state asked
+ *              for: STOP, after the BLOCK_IO_ERROR the drive sent
  * An exit request (isa-debug-exit, Ctrl-a x, a fatal error) ends the VMM
  * with its status and no event, as QEMU's exit() does.
  *
@@ -19,11 +21,18 @@
  * other threads.
  */
 #include <stdbool.h>
+#include <glib.h>
 #include "monitor/qmp.h"
 #include "sysemu/runstate.h"
 
 static MachineRunOps machine;
 static bool no_shutdown;
+
+typedef struct StartHook {
+    void (*fn)(void *opaque);
+    void *opaque;
+} StartHook;
+static GArray *start_hooks;     /* of StartHook */
 
 void runstate_set_machine_ops(const MachineRunOps *ops)
 {
@@ -68,13 +77,36 @@ void vm_stop(RunState state)
     qmp_event_send("STOP", NULL);
 }
 
+void vm_add_start_hook(void (*fn)(void *opaque), void *opaque)
+{
+    if (!start_hooks) {
+        start_hooks = g_array_new(FALSE, FALSE, sizeof(StartHook));
+    }
+    StartHook hook = { fn, opaque };
+    g_array_append_val(start_hooks, hook);
+}
+
+static void run_start_hooks(void)
+{
+    for (guint i = 0; start_hooks && i < start_hooks->len; i++) {
+        StartHook *hook = &g_array_index(start_hooks, StartHook, i);
+        hook->fn(hook->opaque);
+    }
+}
+
 void vm_start(void)
 {
     if (runstate_is_running()) {
+        if (runstate_take_vm_stop_request(NULL)) {
+            qmp_event_send("STOP", NULL);
+            qmp_event_send("RESUME", NULL);
+            run_start_hooks();
+        }
         return;
     }
     qmp_event_send("RESUME", NULL);
     runstate_set(RUN_STATE_RUNNING);
+    run_start_hooks();
     resume_vcpus();
 }
 
@@ -151,8 +183,11 @@ static void system_powerdown(void)
 static bool handle_one_request(void)
 {
     ShutdownCause cause;
+    RunState stop_state;
     if (runstate_take_reset_request(&cause)) {
         system_reset(cause);
+    } else if (runstate_take_vm_stop_request(&stop_state)) {
+        vm_stop(stop_state);
     } else if (runstate_take_suspend_request()) {
         system_suspend();
     } else if (runstate_take_wakeup_request()) {

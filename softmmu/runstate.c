@@ -13,6 +13,8 @@ static atomic_bool no_reboot;
 static atomic_bool powerdown_requested;
 static atomic_bool suspend_requested;
 static atomic_bool wakeup_requested;
+/* A vm stop request: the RunState plus one, 0 for none. */
+static atomic_int vm_stop_request;
 /*
  * A request and what comes with it in one word, so that no reader can see
  * the request without its cause and status: 0 is "none", else
@@ -30,6 +32,7 @@ static const char *const runstate_names[] = {
     [RUN_STATE_PAUSED] = "paused",
     [RUN_STATE_SHUTDOWN] = "shutdown",
     [RUN_STATE_SUSPENDED] = "suspended",
+    [RUN_STATE_IO_ERROR] = "io-error",
 };
 
 static const char *const shutdown_cause_names[] = {
@@ -160,6 +163,12 @@ void qemu_system_wakeup_request(void)
     main_loop_wakeup();
 }
 
+void qemu_system_vm_stop_request(RunState state)
+{
+    atomic_store(&vm_stop_request, (int)state + 1);
+    main_loop_wakeup();
+}
+
 bool runstate_take_reset_request(ShutdownCause *cause)
 {
     return take_request_word(&reset_request, cause, NULL);
@@ -183,4 +192,13 @@ bool runstate_take_suspend_request(void)
 bool runstate_take_wakeup_request(void)
 {
     return atomic_exchange(&wakeup_requested, false);
+}
+
+bool runstate_take_vm_stop_request(RunState *state)
+{
+    int request = atomic_exchange(&vm_stop_request, 0);
+    if (request && state) {
+        *state = (RunState)(request - 1);
+    }
+    return request != 0;
 }

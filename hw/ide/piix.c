@@ -318,6 +318,10 @@ QEMUDevice *ide_drive_attach(PIIXIDEState *s, int bus, int unit, IDEDriveKind ki
     u->is_cd = kind == IDE_DRIVE_CD;
     u->drive = drive;
     u->blk = drive ? drive->blk : NULL;
+    if (!u->is_cd && u->blk) {
+        /* As QEMU's: an ATA disk honours werror/rerror, ATAPI reports. */
+        blk_set_on_error(u->blk, drive->cfg->rerror, drive->cfg->werror);
+    }
     u->sectors = u->blk ? blk_getlength(u->blk) / IDE_SECTOR_SIZE : 0;
     u->buf = g_malloc0(IDE_BUFFER_SIZE);
     ide_unit_set_identity(u, identity, bus * IDE_UNITS_PER_CHANNEL + unit + 1);

@@ -398,6 +398,7 @@ QEMUDevice *virtio_blk_pci_new(PCIBus *bus, int devfn, const VirtIOBlkConf *conf
     VirtIOBlkPCI *d = g_new0(VirtIOBlkPCI, 1);
     VirtIOBlock *s = &d->blk;
     s->blk = conf->blk;
+    blk_set_on_error(conf->blk, conf->rerror, conf->werror);
     s->serial = g_strdup(conf->serial);
     s->original_wce = blk_enable_write_cache(conf->blk);
     s->ctx = conf->iothread ? iothread_context(conf->iothread) : main_loop_context();
@@ -468,7 +469,8 @@ static QEMUDevice *virtio_blk_pci_realize(const void *options, const DeviceBuses
     VirtIOBlkConf conf = {
         .blk = drive ? drive->blk : NULL, .iothread = o->iothread.backend,
         .num_queues = num_queues, .queue_size = o->queue_size, .serial = o->serial,
-        .pci = &o->pci,
+        .pci = &o->pci, .rerror = drive ? drive->cfg->rerror : DRIVE_ERROR_REPORT,
+        .werror = drive ? drive->cfg->werror : DRIVE_ERROR_REPORT,
     };
     QEMUDevice *dev = virtio_blk_pci_new(buses->pci, o->addr, &conf, errp);
     if (dev && drive) {

@@ -78,13 +78,30 @@ uint64_t blk_allocated_size(const BlockBackend *blk);
 
 /*
  * Every request is accounted when it completes (block/block-acct.h) and a
- * request the host refused sends BLOCK_IO_ERROR (QMP) before its callback.
+ * request the host refused sends BLOCK_IO_ERROR (QMP) before its callback
+ * (see blk_set_on_error).
  * blk_acct: the counters (a fresh set at blk_new_open). blk_set_acct: use
  * acct instead (a drive keeps its counters across media); main thread,
  * before the first request.
  */
 BlockAcct *blk_acct(const BlockBackend *blk);
 void blk_set_acct(BlockBackend *blk, BlockAcct *acct);
+/*
+ * werror= and rerror= (drive-config.h) for a device that honours them, as
+ * QEMU's ATA disks and virtio-blk do (its ATAPI does not): with report,
+ * the default of a new BlockBackend, the callback gets the host's error;
+ * with ignore it gets 0; with stop (or enospc and ENOSPC) the request is
+ * kept, the VM stops in RUN_STATE_IO_ERROR, and when it runs again (cont)
+ * the request goes to the host again from where it failed, so the
+ * callback comes only then. A blk_drain (reset, exit) completes kept
+ * requests with their errors. BLOCK_IO_ERROR says which action was taken.
+ * Main thread, before the first request.
+ */
+void blk_set_on_error(BlockBackend *blk, DriveErrorAction rerror, DriveErrorAction werror);
+/* query-block's io-status: "ok", or since a stop for an error "nospace"
+ * (ENOSPC) or "failed", until the VM runs again. Any thread. */
+const char *blk_io_status(BlockBackend *blk);
+
 /* Size in bytes, a multiple of 512: an image whose size is not is rounded
  * up, as QEMU does; its tail reads as zeroes and a write there extends
  * the file. */

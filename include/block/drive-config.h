@@ -56,10 +56,15 @@ typedef enum DriveDiscardMode {
     DRIVE_DISCARD_UNMAP,        /* punch holes in the image */
 } DriveDiscardMode;
 
-/* What a failed request does. Only "report" (the error goes to the guest)
- * exists: "stop", "enospc" and "ignore" need a monitor to resume the VM. */
+/* What a request the host fails does (werror= for writes, flushes,
+ * discards and write-zeroes; rerror= for reads), as QEMU's -drive says:
+ * the block layer acts on it for the devices that honour it (ATA disks,
+ * virtio-blk; block/block-backend.h, blk_set_on_error). */
 typedef enum DriveErrorAction {
-    DRIVE_ERROR_REPORT,
+    DRIVE_ERROR_REPORT,     /* the guest gets the error (rerror's default) */
+    DRIVE_ERROR_IGNORE,     /* the guest sees success */
+    DRIVE_ERROR_STOP,       /* the request waits, the VM stops (io-error) until cont */
+    DRIVE_ERROR_ENOSPC,     /* stop for ENOSPC, report the rest (werror's default) */
 } DriveErrorAction;
 
 typedef struct DriveConfig {
@@ -113,5 +118,11 @@ DriveCacheFlags drive_cache_flags(DriveCacheMode mode);
 const char *drive_cache_mode_name(DriveCacheMode mode);
 const char *drive_aio_mode_name(DriveAioMode mode);
 const char *drive_interface_name(DriveInterface interface);
+/* "report", "ignore", "stop", "enospc": QEMU's BlockdevOnError names. */
+const char *drive_error_action_name(DriveErrorAction action);
+/* May an error stop the VM (werror enospc or stop, rerror stop)? QEMU
+ * keeps an io-status only then: query-block's "io-status" and
+ * BLOCK_IO_ERROR's "nospace" are there only for such a drive. */
+bool drive_error_may_stop(DriveErrorAction rerror, DriveErrorAction werror);
 
 #endif

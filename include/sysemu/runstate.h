@@ -17,6 +17,7 @@ typedef enum RunState {
     RUN_STATE_PAUSED,       /* stopped by the user (stop) */
     RUN_STATE_SHUTDOWN,     /* the guest powered off under -no-shutdown */
     RUN_STATE_SUSPENDED,    /* ACPI S3: vCPUs stopped until a wake-up event */
+    RUN_STATE_IO_ERROR,     /* stopped by a drive's werror/rerror=stop (until cont) */
 } RunState;
 
 RunState runstate_get(void);
@@ -77,6 +78,11 @@ void qemu_system_suspend_request(void);
  * machine whose guest enabled that event, and means nothing otherwise. */
 void qemu_system_wakeup_request(void);
 
+/* Stop the machine in state (QEMU's qemu_system_vm_stop): the I/O thread
+ * does vm_stop(state) when it takes the request. Any thread, never waits:
+ * a drive's completion asks for RUN_STATE_IO_ERROR this way. */
+void qemu_system_vm_stop_request(RunState state);
+
 /* Take (and clear) pending requests; false if none. cause and
  * exit_status may be NULL. */
 bool runstate_take_reset_request(ShutdownCause *cause);
@@ -84,6 +90,7 @@ bool runstate_take_shutdown_request(ShutdownCause *cause, int *exit_status);
 bool runstate_take_powerdown_request(void);
 bool runstate_take_suspend_request(void);
 bool runstate_take_wakeup_request(void);
+bool runstate_take_vm_stop_request(RunState *state);
 
 /* ---- the I/O thread's side (softmmu/runstate-actions.c) ---- */
 
@@ -116,8 +123,15 @@ void runstate_set_no_shutdown(bool no_shutdown);
 /* QEMU's vm_stop(): if running, pause every vCPU, enter state and send
  * STOP; otherwise nothing changes. */
 void vm_stop(RunState state);
-/* QEMU's vm_start(): if not running, RESUME, RUNNING, vCPUs resumed. */
+/* QEMU's vm_start(): if not running, RESUME, RUNNING, the start hooks,
+ * vCPUs resumed. If running with a stop request not yet taken (an I/O
+ * error's), the request is dropped with a STOP and a RESUME event and the
+ * start hooks run, as QEMU does: a cont never loses to a pending stop. */
 void vm_start(void);
+/* Run fn(opaque) on the I/O thread each time vm_start starts the machine,
+ * before the vCPUs run: the block layer re-submits the requests it kept
+ * for werror/rerror=stop there. Main thread; hooks are never removed. */
+void vm_add_start_hook(void (*fn)(void *opaque), void *opaque);
 /* What the cont command may do: refused after a shutdown until a reset,
  * nothing while suspended (a wake-up event resumes), else vm_start. */
 bool vm_cont(Error **errp);

@@ -37,13 +37,14 @@ def cause(guest, reason):
 
 class Machine:
     """One VMM with a tiny guest, its serial port in a file, and a
-    negotiated QMP connection."""
+    negotiated QMP connection. prefix: a command that execs the VMM (its
+    arguments follow)."""
 
-    def __init__(self, vmm, tmp_path, kernel, append, extra=()):
+    def __init__(self, vmm, tmp_path, kernel, append, extra=(), prefix=()):
         self.serial_path = tmp_path / "serial.txt"
         sock = str(tmp_path / "qmp.sock")
         self.proc = subprocess.Popen(
-            [vmm, "-nodefaults", "-accel", "kvm", "-m", "64M", "-display", "none",
+            [*prefix, vmm, "-nodefaults", "-accel", "kvm", "-m", "64M", "-display", "none",
              "-serial", f"file:{self.serial_path}",
              "-qmp", f"unix:{sock},server=on,wait=off",
              "-kernel", str(kernel), "-append", append, *extra],

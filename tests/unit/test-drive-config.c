@@ -34,8 +34,8 @@ static void test_every_key(void)
 {
     GPtrArray *drives = drive_config_list_new();
     DriveConfig *cfg = add_ok(drives, "file=a,,b.img,format=raw,if=virtio,index=1,cache=none,"
-                              "aio=native,readonly=on,id=disk0,discard=unmap,werror=report,"
-                              "rerror=report,snapshot=off,media=disk");
+                              "aio=native,readonly=on,id=disk0,discard=unmap,werror=stop,"
+                              "rerror=ignore,snapshot=off,media=disk");
     g_assert_cmpstr(cfg->file, ==, "a,b.img");
     g_assert_cmpint(cfg->format, ==, DRIVE_FORMAT_RAW);
     g_assert_cmpint(cfg->interface, ==, DRIVE_IF_VIRTIO);
@@ -45,6 +45,8 @@ static void test_every_key(void)
     g_assert_true(cfg->read_only);
     g_assert_cmpstr(cfg->id, ==, "disk0");
     g_assert_cmpint(cfg->discard, ==, DRIVE_DISCARD_UNMAP);
+    g_assert_cmpint(cfg->werror, ==, DRIVE_ERROR_STOP);
+    g_assert_cmpint(cfg->rerror, ==, DRIVE_ERROR_IGNORE);
     g_assert_true(drive_config_find(drives, "disk0") == cfg);
     g_ptr_array_unref(drives);
 }
@@ -59,6 +61,9 @@ static void test_defaults(void)
     g_assert_cmpint(cfg->cache, ==, DRIVE_CACHE_WRITEBACK);
     g_assert_cmpint(cfg->aio, ==, DRIVE_AIO_THREADS);
     g_assert_cmpint(cfg->discard, ==, DRIVE_DISCARD_IGNORE);
+    /* QEMU's: stop on ENOSPC for writes, report read errors. */
+    g_assert_cmpint(cfg->werror, ==, DRIVE_ERROR_ENOSPC);
+    g_assert_cmpint(cfg->rerror, ==, DRIVE_ERROR_REPORT);
     g_assert_false(cfg->read_only);
     g_assert_cmpstr(cfg->id, ==, "ide0-hd0");
     g_ptr_array_unref(drives);
@@ -149,10 +154,11 @@ static void test_refusals(void)
                  "aio=native was specified, but it requires cache.direct=on, which was "
                  "not specified.");
     expect_error(drives, "file=b.img,aio=native,cache=writeback", "requires cache.direct=on");
-    expect_error(drives, "file=b.img,werror=stop", "werror=stop needs a monitor");
-    expect_error(drives, "file=b.img,werror=enospc", "werror=enospc needs a monitor");
+    /* QEMU 7.2's messages (Debian's qemu-system-x86_64). */
+    expect_error(drives, "file=b.img,werror=foo", "'foo' invalid write error action");
+    expect_error(drives, "file=b.img,werror=", "'' invalid write error action");
     expect_error(drives, "file=b.img,rerror=enospc", "'enospc' invalid read error action");
-    expect_error(drives, "file=b.img,rerror=ignore", "rerror=ignore needs a monitor");
+    expect_error(drives, "file=b.img,rerror=foo", "'foo' invalid read error action");
     expect_error(drives, "file=b.img,snapshot=on", "snapshot=on is not supported");
     expect_error(drives, "file=b.img,index=1,unit=1", "index cannot be used with bus and unit");
     expect_error(drives, "file=b.img,unit=2", "unit 2 too big (max is 1)");

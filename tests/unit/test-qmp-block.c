@@ -5,8 +5,9 @@
  * guest driver would (tests/unit/ide-driver.h). query-block's members,
  * query-blockstats counting what the guest did, eject and
  * blockdev-change-medium as the guest's ATAPI driver sees them (tray,
- * NOT READY, media events, UNIT ATTENTION), a locked tray, and
- * BLOCK_IO_ERROR for a request the host refuses.
+ * NOT READY, media events, UNIT ATTENTION), a locked tray,
+ * BLOCK_IO_ERROR for a request the host refuses, and a disk with
+ * werror=stop (ide0-hd1) that keeps the guest's command until cont.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +27,7 @@
 #include "qemu/log.h"
 #include "sysemu/drives.h"
 #include "sysemu/iothread.h"
+#include "sysemu/runstate.h"
 
 #define DISK_SECTORS    2048                /* 1 MiB */
 #define CD_BLOCKS       64                  /* 128 KiB */
@@ -195,7 +197,7 @@ static void expect_tray_moves(const char *device, const char *moves)
 static void test_query_block(void)
 {
     g_autoptr(JsonNode) list = qmp_ok("query-block", NULL);
-    g_assert_cmpuint(json_array_get_length(json_node_get_array(list)), ==, 3);
+    g_assert_cmpuint(json_array_get_length(json_node_get_array(list)), ==, 4);
 
     JsonObject *disk = entry_for(list, "ide0-hd0");
     g_assert_cmpstr(json_object_get_string_member(disk, "qdev"), ==,
@@ -534,7 +536,9 @@ static void test_io_error_event(void)
     g_assert_cmpint(stat_of("ide0-hd0", "failed_wr_operations"), ==, failed + 1);
 }
 
-/* ENOSPC gives nospace: true. A small tmpfs needs root. */
+/* ENOSPC gives nospace: true (on a drive whose errors may stop the VM:
+ * rerror=stop here, so that the write is still reported). A small tmpfs
+ * needs root. */
 static void test_io_error_nospace(void)
 {
     g_autofree char *mnt = g_build_filename(dir, "full", NULL);
@@ -553,6 +557,7 @@ static void test_io_error_nospace(void)
     Error *err = NULL;
     BlockBackend *blk = blk_new_open(&cfg, &err);
     g_assert_nonnull(blk);
+    blk_set_on_error(blk, DRIVE_ERROR_STOP, DRIVE_ERROR_REPORT);
     static uint8_t data[256 * 1024];
     struct iovec iov = { data, sizeof(data) };
     int done = 1;
@@ -568,6 +573,60 @@ static void test_io_error_nospace(void)
     g_unlink(path);
     g_assert_cmpint(umount(mnt), ==, 0);
     g_rmdir(mnt);
+}
+
+/* werror=stop on an ATA disk (ide0-hd1): the guest's write stays busy
+ * while the VM is stopped in io-error, query-block shows io-status
+ * "failed", and cont finishes the write once the host takes it (EFBIG
+ * past RLIMIT_FSIZE until then). */
+static void test_werror_stop_keeps_the_ata_command(void)
+{
+    const char *path = drive_info_find("ide0-hd1")->cfg->file;
+    struct rlimit old, small = { 64 * 1024, 0 };
+    g_assert_cmpint(getrlimit(RLIMIT_FSIZE, &old), ==, 0);
+    small.rlim_max = old.rlim_max;
+    signal(SIGXFSZ, SIG_IGN);
+    runstate_set(RUN_STATE_RUNNING);
+    g_assert_cmpint(setrlimit(RLIMIT_FSIZE, &small), ==, 0);
+    g_ptr_array_set_size(events, 0);
+
+    uint8_t buf[512];
+    memset(buf, 0xc3, sizeof(buf));
+    ata_command(PRIMARY, 1, 0x30, 1024, 1, false);      /* WRITE SECTORS at 512 KiB */
+    g_assert_cmphex(wait_idle(PRIMARY) & (ST_DRQ | ST_ERR), ==, ST_DRQ);
+    pio_out(PRIMARY, buf, sizeof(buf));
+    for (int i = 0; i < 100; i++) {     /* the failure comes, the command stays */
+        g_main_context_iteration(main_loop_context(), FALSE);
+        g_usleep(1000);
+    }
+    g_assert_cmphex(inb(CTL(PRIMARY)) & ST_BSY, ==, ST_BSY);
+    int exit_status;
+    g_assert_false(runstate_main_loop_should_exit(&exit_status));
+    g_autoptr(GPtrArray) errors = take_events("BLOCK_IO_ERROR");
+    g_assert_cmpuint(errors->len, ==, 1);
+    g_autoptr(JsonObject) data = parse_object(g_ptr_array_index(errors, 0));
+    g_assert_cmpstr(json_object_get_string_member(data, "device"), ==, "ide0-hd1");
+    g_assert_cmpstr(json_object_get_string_member(data, "action"), ==, "stop");
+    g_assert_false(json_object_get_boolean_member(data, "nospace"));
+    g_autoptr(JsonNode) status = qmp_ok("query-status", NULL);
+    g_assert_cmpstr(json_object_get_string_member(json_node_get_object(status), "status"), ==,
+                    "io-error");
+    g_autoptr(JsonNode) blocks = NULL;
+    g_assert_cmpstr(json_object_get_string_member(block_info(&blocks, "ide0-hd1"), "io-status"),
+                    ==, "failed");
+
+    g_assert_cmpint(setrlimit(RLIMIT_FSIZE, &old), ==, 0);
+    json_node_unref(qmp_ok("cont", NULL));
+    g_assert_cmphex(wait_idle(PRIMARY) & ST_ERR, ==, 0);
+    status_ack(PRIMARY);
+    g_autoptr(JsonNode) after = NULL;
+    g_assert_cmpstr(json_object_get_string_member(block_info(&after, "ide0-hd1"), "io-status"),
+                    ==, "ok");
+    g_autofree char *contents = NULL;
+    gsize len;
+    g_assert_true(g_file_get_contents(path, &contents, &len, NULL));
+    g_assert_cmpuint(len, >=, 1024 * 512 + sizeof(buf));
+    g_assert_cmpmem(contents + 1024 * 512, sizeof(buf), buf, sizeof(buf));
 }
 
 /* Completions on an I/O thread count while the monitor reads the counters
@@ -651,7 +710,11 @@ int main(int argc, char **argv)
     g_autofree char *disk = g_strdup_printf("file=%s,format=raw,if=ide,index=0", disk_path);
     g_autofree char *cd = g_strdup_printf("file=%s,format=raw,if=ide,index=2,media=cdrom",
                                           cd_path);
+    g_autofree char *stop_path = make_image("stop.raw", DISK_SECTORS * 512);
+    g_autofree char *stop_disk = g_strdup_printf("file=%s,format=raw,if=ide,index=1,"
+                                                 "werror=stop", stop_path);
     add_drive(cfgs, disk);
+    add_drive(cfgs, stop_disk);
     add_drive(cfgs, cd);
     add_drive(cfgs, "if=ide,index=3,media=cdrom");
 
@@ -675,11 +738,13 @@ int main(int argc, char **argv)
     g_test_add_func("/qmp-block/errors", test_errors);
     g_test_add_func("/qmp-block/io-error-event", test_io_error_event);
     g_test_add_func("/qmp-block/io-error-nospace", test_io_error_nospace);
+    g_test_add_func("/qmp-block/werror-stop", test_werror_stop_keeps_the_ata_command);
     int status = g_test_run();
 
     qmp_event_remove_sink(record_event, NULL);
     drives_close_all();
     g_unlink(disk_path);
+    g_unlink(stop_path);
     g_unlink(cd_path);
     g_unlink(cd2_path);
     g_rmdir(dir);

@@ -7,11 +7,14 @@
  * MSI-X and INTx; hostile chains ending in DEVICE_NEEDS_RESET; a reset
  * that waits for requests in flight; an I/O thread; two queues. The same
  * transitional device driven through its legacy I/O BAR as Linux's
- * virtio_pci_legacy drives it, one interface at a time; and QEMU's
- * switches: disable-legacy, disable-modern, ioeventfd=off, x-irqfd=off.
+ * virtio_pci_legacy drives it, one interface at a time; QEMU's
+ * switches: disable-legacy, disable-modern, ioeventfd=off, x-irqfd=off;
+ * and werror=stop keeping a write until cont.
  */
 #include <fcntl.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <glib.h>
 #include <glib/gstdio.h>
@@ -26,6 +29,7 @@
 #include "qemu/main-loop.h"
 #include "sysemu/drives.h"
 #include "sysemu/iothread.h"
+#include "sysemu/runstate.h"
 #include "virtio-pci-driver.h"
 
 #define RAM_BASE        0x100000ULL
@@ -91,6 +95,7 @@ typedef struct TestOptions {
     bool iothread;
     bool msix;
     const VirtIOPCIConf *pci;   /* NULL: the defaults */
+    DriveErrorAction werror;    /* 0: report */
 } TestOptions;
 
 typedef struct TestDev {
@@ -197,7 +202,7 @@ static TestDev *dev_create(const TestOptions *o)
     }
     VirtIOBlkConf conf = {
         .blk = t->blk, .iothread = t->iothread, .num_queues = o->num_queues ? o->num_queues : 1,
-        .queue_size = 256, .serial = SERIAL, .pci = o->pci,
+        .queue_size = 256, .serial = SERIAL, .pci = o->pci, .werror = o->werror,
     };
     t->qdev = virtio_blk_pci_new(bus, -1, &conf, &err);
     g_assert_null(err);
@@ -658,6 +663,46 @@ static void test_reset_waits_for_in_flight(void)
     g_assert_cmpuint(tv_used_idx(&t->vq[0]), ==, 0);
     vpd_common_write(&t->d, VIRTIO_PCI_COMMON_Q_SELECT, 0, 2);
     g_assert_cmpuint(vpd_common_read(&t->d, VIRTIO_PCI_COMMON_Q_ENABLE, 2), ==, 0);
+    dev_free(t);
+}
+
+/* werror=stop: a write the host fails stays in flight (no used element,
+ * the status byte untouched) while the VM is stopped in io-error; cont
+ * sends it again and it completes with OK once the host takes it (EFBIG
+ * past RLIMIT_FSIZE until then). */
+static void test_werror_stop(void)
+{
+    TestDev *t = dev_new(&(TestOptions) { .num_queues = 1, .werror = DRIVE_ERROR_STOP });
+    struct rlimit old, small = { 64 * 1024, 0 };
+    g_assert_cmpint(getrlimit(RLIMIT_FSIZE, &old), ==, 0);
+    small.rlim_max = old.rlim_max;
+    signal(SIGXFSZ, SIG_IGN);
+    runstate_set(RUN_STATE_RUNNING);
+    g_assert_cmpint(setrlimit(RLIMIT_FSIZE, &small), ==, 0);
+    const uint64_t sector = 1024;       /* 512 KiB: past the limit */
+    fill_pattern(gpa(DATA_GPA), 4096, 7);
+    Req r = post(t, 0, VIRTIO_BLK_T_OUT, sector, DATA_GPA, 4096, false);
+    kick(t, 0);
+    for (int i = 0; i < 100; i++) {
+        g_main_context_iteration(main_loop_context(), FALSE);
+        g_usleep(1000);
+    }
+    g_assert_cmpuint(tv_used_idx(&t->vq[0]), ==, 0);
+    g_assert_cmphex(*req_status(&r), ==, 0xee);
+    int exit_status;
+    g_assert_false(runstate_main_loop_should_exit(&exit_status));
+    g_assert_cmpint(runstate_get(), ==, RUN_STATE_IO_ERROR);
+    g_assert_cmpstr(blk_io_status(t->blk), ==, "failed");
+
+    g_assert_cmpint(setrlimit(RLIMIT_FSIZE, &old), ==, 0);
+    vm_start();
+    VRingUsedElem used = wait_used(t, 0, 1);
+    g_assert_cmpuint(used.id, ==, r.head);
+    g_assert_cmphex(*req_status(&r), ==, VIRTIO_BLK_S_OK);
+    uint8_t file[4096];
+    read_image(t, sector * 512, file, sizeof(file));
+    g_assert_cmpmem(file, sizeof(file), gpa(DATA_GPA), sizeof(file));
+    g_assert_cmpstr(blk_io_status(t->blk), ==, "ok");
     dev_free(t);
 }
 
@@ -1356,6 +1401,7 @@ int main(int argc, char **argv)
     g_test_add_func("/virtio-blk/irqfd-off", test_irqfd_off);
     g_test_add_func("/virtio-blk/vectors", test_vectors);
     g_test_add_func("/virtio-blk/default-queue-per-vcpu", test_default_queue_per_vcpu);
+    g_test_add_func("/virtio-blk/werror-stop", test_werror_stop);
     int ret = g_test_run();
     g_rmdir(test_dir);
     return ret;

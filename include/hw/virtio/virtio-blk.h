@@ -74,10 +74,12 @@ typedef struct VirtIOBlkConf {
     uint16_t queue_size;        /* power of two, 4..VIRTQUEUE_MAX_SIZE */
     const char *serial;         /* GET_ID's answer; NULL: empty */
     const VirtIOPCIConf *pci;   /* the transport's switches; NULL: QEMU's defaults */
+    /* The drive's rerror= and werror= (0: report), for blk_set_on_error. */
+    DriveErrorAction rerror, werror;
 } VirtIOBlkConf;
 
 /* A virtio-blk-pci at devfn (-1: first free slot). Attaches conf->blk to
- * conf->iothread. */
+ * conf->iothread and gives it the error actions. */
 QEMUDevice *virtio_blk_pci_new(PCIBus *bus, int devfn, const VirtIOBlkConf *conf,
                                Error **errp);
 

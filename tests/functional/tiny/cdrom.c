@@ -43,14 +43,6 @@
 
 static uint8_t reply[2048];
 
-static void pause_cycles(uint64_t cycles)
-{
-    uint64_t start = rdtsc();
-    while (rdtsc() - start < cycles) {
-        __asm__ volatile("pause");
-    }
-}
-
 static int wait_not_busy(uint8_t *status)
 {
     uint64_t start = rdtsc();

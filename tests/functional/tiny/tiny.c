@@ -50,6 +50,8 @@
  * masking and unmasking (irqfd.c has what it prints), before "reboot".
  * With "cdrom" it watches the secondary master CD-ROM through a media
  * change (cdrom.c has what it prints).
+ * With "diskwrite" it writes 8 sectors to the primary master ATA disk, for
+ * the werror tests (disk.c has what it prints).
  * With "reboot" it resets the machine through the keyboard controller the
  * first time (marking CMOS byte 0x40, which survives a reset) and prints
  * "tiny: second boot" the next time.
@@ -856,6 +858,9 @@ void tiny_main(uint32_t magic, const struct multiboot_info *info)
     }
     if (cmdline_find(cmdline, "cdrom")) {
         run_cdrom();
+    }
+    if (cmdline_find(cmdline, "diskwrite")) {
+        run_diskwrite();
     }
     if (cmdline_find(cmdline, "reboot")) {
         reboot_once();

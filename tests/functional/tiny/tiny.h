@@ -64,6 +64,15 @@ static inline uint64_t rdtsc(void)
     return ((uint64_t)hi << 32) | lo;
 }
 
+/* Spin for about this many TSC cycles. */
+static inline void pause_cycles(uint64_t cycles)
+{
+    uint64_t start = rdtsc();
+    while (rdtsc() - start < cycles) {
+        __asm__ volatile("pause");
+    }
+}
+
 void putc_serial(char c);
 void puts_serial(const char *s);
 void put_hex(uint64_t v);
@@ -82,6 +91,8 @@ void run_count(int answer_power_button);
 void power_off(void);
 /* cdrom.c */
 void run_cdrom(void);
+/* disk.c */
+void run_diskwrite(void);
 /* pmconf.c */
 void run_pmconf(void);
 

@@ -181,8 +181,9 @@ static void take_runstate_requests(void)
 static void cont(void)
 {
     Error *err = NULL;
-    g_autoptr(JsonNode) ret = qmp_dispatch("cont", NULL, &err);
+    JsonNode *ret = qmp_dispatch("cont", NULL, &err);
     g_assert_null(err);
+    json_node_unref(ret);
 }
 
 static void vm_running(void)

@@ -23,6 +23,7 @@
 #include "hw/irq.h"
 #include "ide-driver.h"
 #include "monitor/qmp.h"
+#include "qemu/byte-order.h"
 #include "qemu/log.h"
 #include "sysemu/drives.h"
 #include "sysemu/iothread.h"
@@ -157,7 +158,7 @@ static uint32_t read_capacity_blocks(int unit)
     const uint8_t cdb[12] = { 0x25 };
     uint8_t buf[8];
     g_assert_cmphex(atapi_command(unit, cdb, 0xfffe, buf, NULL) & ST_ERR, ==, 0);
-    return (uint32_t)buf[0] << 24 | buf[1] << 16 | buf[2] << 8 | buf[3];
+    return get_be32(buf);
 }
 
 static void prevent_removal(int unit, bool prevent)

@@ -24,6 +24,7 @@
 #include "hw/virtio/vhost.h"
 #include "hw/virtio/virtio.h"
 #include "net/vnet-hdr.h"
+#include "qemu/byte-order.h"
 #include "vring-driver.h"
 
 #define RAM_BASE        0x100000ULL
@@ -49,8 +50,7 @@ static void make_frame(uint8_t *f, unsigned seed)
 {
     memset(f, 0xff, 6);
     memcpy(f + 6, "\x52\x54\x00\x12\x34\x56", 6);
-    f[12] = ETHERTYPE_TEST >> 8;
-    f[13] = ETHERTYPE_TEST & 0xff;
+    put_be16(f + 12, ETHERTYPE_TEST);
     for (unsigned i = 14; i < FRAME_LEN; i++) {
         f[i] = seed + i;
     }

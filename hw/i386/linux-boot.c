@@ -126,16 +126,6 @@ static void zero_page_put_e820(uint8_t *zp, const E820Table *e820)
     zp[BP_E820_ENTRIES] = count;
 }
 
-static void put32(uint8_t *p, uint32_t value)
-{
-    memcpy(p, &value, 4);
-}
-
-static void put16(uint8_t *p, uint16_t value)
-{
-    memcpy(p, &value, 2);
-}
-
 static void build_zero_page(BootLoad *bl, uint64_t initrd_addr, uint64_t initrd_size)
 {
     uint8_t zp[BP_SIZE] = { 0 };
@@ -144,10 +134,10 @@ static void build_zero_page(BootLoad *bl, uint64_t initrd_addr, uint64_t initrd_
     memcpy(zp + HDR_START, bl->image + HDR_START, header_end - HDR_START);
     zp[HDR_TYPE_OF_LOADER] = LOADER_TYPE_UNKNOWN;
     zp[HDR_LOADFLAGS] |= LOADFLAG_CAN_USE_HEAP;
-    put16(zp + HDR_HEAP_END_PTR, HEAP_END_PTR);
-    put32(zp + HDR_CMD_LINE_PTR, bl->area.cmdline);
-    put32(zp + HDR_RAMDISK_IMAGE, initrd_addr);
-    put32(zp + HDR_RAMDISK_SIZE, initrd_size);
+    put_le16(zp + HDR_HEAP_END_PTR, HEAP_END_PTR);
+    put_le32(zp + HDR_CMD_LINE_PTR, bl->area.cmdline);
+    put_le32(zp + HDR_RAMDISK_IMAGE, initrd_addr);
+    put_le32(zp + HDR_RAMDISK_SIZE, initrd_size);
     /* The initrd lies below 4 GiB: ext_ramdisk_image/size stay zero. */
     zero_page_put_e820(zp, bl->cfg->e820);
     boot_write_fixed(bl, bl->area.info, zp, sizeof(zp));

@@ -25,6 +25,7 @@
 #include "qemu/iov.h"
 #include "qemu/main-loop.h"
 #include "qemu/timer.h"
+#include "test-ram.h"
 
 #define RAM_BASE        0x100000ULL
 #define RAM_SIZE        (4 << 20)
@@ -1160,10 +1161,7 @@ int main(int argc, char **argv)
     memory_init();
     static const IrqBackend backend = { .set_level = rec_set_level, .send_msi = rec_send_msi };
     irq_set_backend(&backend);
-    static MemoryRegion ram_region;
-    ram = g_malloc0(RAM_SIZE);
-    memory_region_init_ram(&ram_region, "test-ram", RAM_SIZE, ram);
-    address_space_map(address_space_memory, &ram_region, RAM_BASE, 0);
+    ram = test_ram_map(RAM_BASE, RAM_SIZE);
 
     g_test_add_func("/e1000/pci-identity", test_pci_identity);
     g_test_add_func("/e1000/eeprom", test_eeprom);

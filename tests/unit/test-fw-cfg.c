@@ -13,6 +13,7 @@
 #include "hw/nvram/fw_cfg.h"
 #include "pio.h"
 #include "qemu/byte-order.h"
+#include "test-ram.h"
 
 #define FW_CFG_SELECTOR_PORT    0x510
 #define FW_CFG_DATA_PORT        0x511
@@ -414,10 +415,7 @@ int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     memory_init();
-    ram = g_malloc0(RAM_SIZE);
-    static MemoryRegion ram_region;
-    memory_region_init_ram(&ram_region, "ram", RAM_SIZE, ram);
-    address_space_map(address_space_memory, &ram_region, RAM_BASE, 0);
+    ram = test_ram_map(RAM_BASE, RAM_SIZE);
 
     g_test_add_func("/fw_cfg/signature-and-id", test_signature_and_id);
     g_test_add_func("/fw_cfg/integer-items", test_integer_items);

@@ -21,6 +21,7 @@
 #include "qemu/log.h"
 #include "qemu/main-loop.h"
 #include "sysemu/dma.h"
+#include "test-ram.h"
 
 #define RAM_SIZE        (16 * 1024 * 1024)
 #define PRD_TABLE       0x1000
@@ -533,10 +534,7 @@ int main(int argc, char **argv)
     qemu_loglevel = LOG_GUEST_ERROR;
     irq_set_backend(&(IrqBackend) { .set_level = rec_set_level });
 
-    static MemoryRegion ram_region;
-    ram = g_malloc0(RAM_SIZE);
-    memory_region_init_ram(&ram_region, "ram", RAM_SIZE, ram);
-    address_space_map(address_space_memory, &ram_region, 0, 0);
+    ram = test_ram_map(0, RAM_SIZE);
 
     ide_test_machine_init(&machine, "test-ide-XXXXXX");
     test_bus = machine.bus;

@@ -25,6 +25,7 @@
 #include "hw/virtio/virtio.h"
 #include "net/vnet-hdr.h"
 #include "qemu/byte-order.h"
+#include "test-ram.h"
 #include "vring-driver.h"
 
 #define RAM_BASE        0x100000ULL
@@ -220,10 +221,7 @@ int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     memory_init();
-    static MemoryRegion ram_region;
-    ram = g_malloc0(RAM_SIZE);
-    memory_region_init_ram(&ram_region, "test-ram", RAM_SIZE, ram);
-    address_space_map(address_space_memory, &ram_region, RAM_BASE, 0);
+    ram = test_ram_map(RAM_BASE, RAM_SIZE);
     g_test_add_func("/vhost-kernel/frames-both-ways", test_frames_both_ways);
     return g_test_run();
 }

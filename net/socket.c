@@ -33,6 +33,7 @@
 #include <sys/socket.h>
 #include "net/net.h"
 #include "net/netdev-create.h"
+#include "qemu/byte-order.h"
 #include "qemu/fd-watch.h"
 #include "qemu/iov.h"
 #include "prefixed-iov.h"
@@ -155,9 +156,7 @@ static void socket_receive_frames(SocketBackend *s)
             if (s->len_got < SOCKET_LEN_SIZE) {
                 return;
             }
-            uint32_t be;
-            memcpy(&be, s->len_buf, sizeof(be));
-            s->frame_len = ntohl(be);
+            s->frame_len = get_be32(s->len_buf);
             if (s->frame_len > SOCKET_MAX_FRAME) {
                 net_warn("-netdev socket,id=%s: the peer sent a frame of %u bytes; "
                          "closing the connection", s->nc->name, s->frame_len);

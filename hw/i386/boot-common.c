@@ -294,7 +294,7 @@ static bool elf_is64(const uint8_t *image)
 
 static uint64_t elf_ld_word(const uint8_t *image, const uint8_t *p)
 {
-    return elf_is64(image) ? boot_ld64(p) : boot_ld32(p);
+    return elf_is64(image) ? get_le64(p) : get_le32(p);
 }
 
 int elf_class(const uint8_t *image, size_t size)
@@ -305,8 +305,8 @@ int elf_class(const uint8_t *image, size_t size)
     }
     const ElfLayout *l = elf_is64(image) ? &elf64_layout : &elf32_layout;
     uint64_t phoff = elf_ld_word(image, image + l->e_phoff);
-    uint64_t phentsize = boot_ld16(image + l->e_phentsize);
-    uint64_t phnum = boot_ld16(image + l->e_phnum);
+    uint64_t phentsize = get_le16(image + l->e_phentsize);
+    uint64_t phnum = get_le16(image + l->e_phnum);
     if (phentsize < l->phdr_size || phoff > size ||
         phnum * phentsize > size - phoff) {
         return 0;
@@ -322,16 +322,16 @@ uint64_t elf_entry(const uint8_t *image)
 unsigned elf_segment_count(const uint8_t *image)
 {
     const ElfLayout *l = elf_is64(image) ? &elf64_layout : &elf32_layout;
-    return boot_ld16(image + l->e_phnum);
+    return get_le16(image + l->e_phnum);
 }
 
 ElfSegment elf_segment(const uint8_t *image, unsigned index)
 {
     const ElfLayout *l = elf_is64(image) ? &elf64_layout : &elf32_layout;
     const uint8_t *ph = image + elf_ld_word(image, image + l->e_phoff) +
-                        (uint64_t)index * boot_ld16(image + l->e_phentsize);
+                        (uint64_t)index * get_le16(image + l->e_phentsize);
     return (ElfSegment) {
-        .type = boot_ld32(ph),
+        .type = get_le32(ph),
         .offset = elf_ld_word(image, ph + l->p_offset),
         .vaddr = elf_ld_word(image, ph + l->p_vaddr),
         .paddr = elf_ld_word(image, ph + l->p_paddr),

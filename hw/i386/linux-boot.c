@@ -52,7 +52,7 @@ bool bzimage_parse_header(const uint8_t *image, size_t size, BzImageHeader *hdr,
                           Error **errp)
 {
     if (size < HDR_MAGIC + 4 || memcmp(image + HDR_MAGIC, "HdrS", 4) != 0 ||
-        boot_ld16(image + HDR_BOOT_FLAG) != 0xaa55) {
+        get_le16(image + HDR_BOOT_FLAG) != 0xaa55) {
         error_setg(errp, "not a bzImage (no setup header)");
         return false;
     }
@@ -61,7 +61,7 @@ bool bzimage_parse_header(const uint8_t *image, size_t size, BzImageHeader *hdr,
         return false;
     }
     *hdr = (BzImageHeader) {
-        .protocol = boot_ld16(image + HDR_VERSION),
+        .protocol = get_le16(image + HDR_VERSION),
         .setup_sects = image[HDR_START] ? image[HDR_START] : 4,
     };
     if (hdr->protocol < BOOT_PROTOCOL_MIN) {
@@ -79,15 +79,15 @@ bool bzimage_parse_header(const uint8_t *image, size_t size, BzImageHeader *hdr,
         return false;
     }
     hdr->loadflags = image[HDR_LOADFLAGS];
-    hdr->xloadflags = boot_ld16(image + HDR_XLOADFLAGS);
-    hdr->initrd_addr_max = boot_ld32(image + HDR_INITRD_ADDR_MAX);
-    hdr->cmdline_size = boot_ld32(image + HDR_CMDLINE_SIZE);
-    hdr->kernel_alignment = boot_ld32(image + HDR_KERNEL_ALIGNMENT);
+    hdr->xloadflags = get_le16(image + HDR_XLOADFLAGS);
+    hdr->initrd_addr_max = get_le32(image + HDR_INITRD_ADDR_MAX);
+    hdr->cmdline_size = get_le32(image + HDR_CMDLINE_SIZE);
+    hdr->kernel_alignment = get_le32(image + HDR_KERNEL_ALIGNMENT);
     hdr->relocatable_kernel = image[HDR_RELOCATABLE];
-    hdr->pref_address = boot_ld64(image + HDR_PREF_ADDRESS);
-    hdr->init_size = boot_ld32(image + HDR_INIT_SIZE);
-    hdr->payload_offset = boot_ld32(image + HDR_PAYLOAD_OFFSET);
-    hdr->payload_length = boot_ld32(image + HDR_PAYLOAD_LENGTH);
+    hdr->pref_address = get_le64(image + HDR_PREF_ADDRESS);
+    hdr->init_size = get_le32(image + HDR_INIT_SIZE);
+    hdr->payload_offset = get_le32(image + HDR_PAYLOAD_OFFSET);
+    hdr->payload_length = get_le32(image + HDR_PAYLOAD_LENGTH);
     if (!(hdr->xloadflags & XLF_KERNEL_64)) {
         error_setg(errp, "bzImage has no 64-bit entry point (XLF_KERNEL_64)");
         return false;
@@ -126,16 +126,6 @@ static void zero_page_put_e820(uint8_t *zp, const E820Table *e820)
     zp[BP_E820_ENTRIES] = count;
 }
 
-static void put32(uint8_t *p, uint32_t value)
-{
-    memcpy(p, &value, 4);
-}
-
-static void put16(uint8_t *p, uint16_t value)
-{
-    memcpy(p, &value, 2);
-}
-
 static void build_zero_page(BootLoad *bl, uint64_t initrd_addr, uint64_t initrd_size)
 {
     uint8_t zp[BP_SIZE] = { 0 };
@@ -144,10 +134,10 @@ static void build_zero_page(BootLoad *bl, uint64_t initrd_addr, uint64_t initrd_
     memcpy(zp + HDR_START, bl->image + HDR_START, header_end - HDR_START);
     zp[HDR_TYPE_OF_LOADER] = LOADER_TYPE_UNKNOWN;
     zp[HDR_LOADFLAGS] |= LOADFLAG_CAN_USE_HEAP;
-    put16(zp + HDR_HEAP_END_PTR, HEAP_END_PTR);
-    put32(zp + HDR_CMD_LINE_PTR, bl->area.cmdline);
-    put32(zp + HDR_RAMDISK_IMAGE, initrd_addr);
-    put32(zp + HDR_RAMDISK_SIZE, initrd_size);
+    put_le16(zp + HDR_HEAP_END_PTR, HEAP_END_PTR);
+    put_le32(zp + HDR_CMD_LINE_PTR, bl->area.cmdline);
+    put_le32(zp + HDR_RAMDISK_IMAGE, initrd_addr);
+    put_le32(zp + HDR_RAMDISK_SIZE, initrd_size);
     /* The initrd lies below 4 GiB: ext_ramdisk_image/size stay zero. */
     zero_page_put_e820(zp, bl->cfg->e820);
     boot_write_fixed(bl, bl->area.info, zp, sizeof(zp));

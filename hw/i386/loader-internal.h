@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <glib.h>
 #include "hw/i386/boot.h"
+#include "qemu/byte-order.h"  /* get_le16/32/64 for the image headers */
 
 /* Boot structures are built as host structs and copied into the guest:
  * only a little-endian host (which an x86 KVM host is) lays them out as
@@ -74,22 +75,6 @@ bool e820_range_is_ram(const E820Table *e820, uint64_t addr, uint64_t len);
 static inline uint64_t boot_align_up(uint64_t value, uint64_t align)
 {
     return (value + align - 1) & ~(align - 1);
-}
-
-/* Little-endian loads from a buffer the caller has bounds-checked. */
-static inline uint16_t boot_ld16(const uint8_t *p)
-{
-    return (uint16_t)(p[0] | p[1] << 8);
-}
-
-static inline uint32_t boot_ld32(const uint8_t *p)
-{
-    return boot_ld16(p) | (uint32_t)boot_ld16(p + 2) << 16;
-}
-
-static inline uint64_t boot_ld64(const uint8_t *p)
-{
-    return boot_ld32(p) | (uint64_t)boot_ld32(p + 4) << 32;
 }
 
 /* Check that the image may be loaded at [gpa, gpa + len): RAM in the memory

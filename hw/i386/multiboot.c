@@ -74,9 +74,9 @@ long multiboot_scan(const uint8_t *image, size_t size, bool want_checksum)
     size_t limit = MIN(size, MB_SEARCH_BYTES);
     for (size_t off = 0; off + MB_HEADER_MIN_SIZE <= limit; off += 4) {
         const uint8_t *p = image + off;
-        if (boot_ld32(p) == MB_HEADER_MAGIC &&
+        if (get_le32(p) == MB_HEADER_MAGIC &&
             (!want_checksum ||
-             (uint32_t)(MB_HEADER_MAGIC + boot_ld32(p + 4) + boot_ld32(p + 8)) == 0)) {
+             (uint32_t)(MB_HEADER_MAGIC + get_le32(p + 4) + get_le32(p + 8)) == 0)) {
             return off;
         }
     }

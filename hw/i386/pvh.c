@@ -46,9 +46,9 @@ static uint64_t pvh_scan_notes(const uint8_t *image, uint64_t start, uint64_t en
 {
     uint64_t pos = start;
     while (end - pos >= 12) {
-        uint64_t namesz = boot_ld32(image + pos);
-        uint64_t descsz = boot_ld32(image + pos + 4);
-        uint32_t type = boot_ld32(image + pos + 8);
+        uint64_t namesz = get_le32(image + pos);
+        uint64_t descsz = get_le32(image + pos + 4);
+        uint32_t type = get_le32(image + pos + 8);
         uint64_t name = pos + 12;
         uint64_t desc = name + boot_align_up(namesz, 4);
         if (desc > end || boot_align_up(descsz, 4) > end - desc) {
@@ -57,8 +57,8 @@ static uint64_t pvh_scan_notes(const uint8_t *image, uint64_t start, uint64_t en
         if (type == XEN_ELFNOTE_PHYS32_ENTRY && namesz == 4 &&
             memcmp(image + name, "Xen", 4) == 0) {
             /* The entry is stored as a 32- or 64-bit word. */
-            return descsz == 4 ? boot_ld32(image + desc)
-                 : descsz == 8 ? boot_ld64(image + desc) : 0;
+            return descsz == 4 ? get_le32(image + desc)
+                 : descsz == 8 ? get_le64(image + desc) : 0;
         }
         pos = desc + boot_align_up(descsz, 4);
     }

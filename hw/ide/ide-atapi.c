@@ -17,6 +17,7 @@
 #include <string.h>
 #include <glib.h>
 #include "ide-internal.h"
+#include "qemu/byte-order.h"  /* SCSI fields are big-endian */
 #include "qemu/log.h"
 
 /* Opcodes. */
@@ -66,28 +67,6 @@ enum {
 static const char *atapi_name(const IDEUnit *u)
 {
     return u->ch->index ? "ide.1" : "ide.0";
-}
-
-static void put_be16(uint8_t *p, uint16_t v)
-{
-    p[0] = v >> 8;
-    p[1] = v;
-}
-
-static void put_be32(uint8_t *p, uint32_t v)
-{
-    put_be16(p, v >> 16);
-    put_be16(p + 2, v);
-}
-
-static uint16_t get_be16(const uint8_t *p)
-{
-    return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static uint32_t get_be32(const uint8_t *p)
-{
-    return (uint32_t)get_be16(p) << 16 | get_be16(p + 2);
 }
 
 /* 2048-byte blocks on the disc. */

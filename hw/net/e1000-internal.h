@@ -16,6 +16,7 @@
 #include "hw/pci/pci.h"
 #include "net/net.h"
 #include "qemu/bh.h"
+#include "qemu/byte-order.h"  /* descriptors are little-endian, headers big */
 #include "qemu/timer.h"
 
 /* Registers below this offset are kept in E1000State.regs; the BAR's
@@ -105,38 +106,6 @@ typedef struct E1000State {
     E1000TxPacket txp;
     uint8_t *rx_frame;          /* E1000_RX_MAX_FRAME + 4 bytes */
 } E1000State;
-
-/* Byte order of descriptors (little-endian) and packet headers (network). */
-static inline uint16_t e1000_ld_be16(const uint8_t *p)
-{
-    return p[0] << 8 | p[1];
-}
-static inline uint32_t e1000_ld_be32(const uint8_t *p)
-{
-    return (uint32_t)p[0] << 24 | p[1] << 16 | p[2] << 8 | p[3];
-}
-static inline void e1000_st_be16(uint8_t *p, uint16_t v)
-{
-    p[0] = v >> 8;
-    p[1] = v;
-}
-static inline void e1000_st_be32(uint8_t *p, uint32_t v)
-{
-    e1000_st_be16(p, v >> 16);
-    e1000_st_be16(p + 2, v);
-}
-static inline uint16_t e1000_ld_le16(const uint8_t *p)
-{
-    return p[0] | p[1] << 8;
-}
-static inline uint32_t e1000_ld_le32(const uint8_t *p)
-{
-    return e1000_ld_le16(p) | (uint32_t)e1000_ld_le16(p + 2) << 16;
-}
-static inline uint64_t e1000_ld_le64(const uint8_t *p)
-{
-    return e1000_ld_le32(p) | (uint64_t)e1000_ld_le32(p + 4) << 32;
-}
 
 /* e1000.c */
 void e1000_set_interrupt_cause(E1000State *s, uint32_t cause);

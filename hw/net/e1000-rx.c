@@ -48,8 +48,8 @@ static bool e1000_is_broadcast(const uint8_t *dst)
 
 static bool e1000_ra_match(E1000State *s, const uint8_t *dst)
 {
-    uint32_t low = dst[0] | dst[1] << 8 | dst[2] << 16 | (uint32_t)dst[3] << 24;
-    uint32_t high = dst[4] | dst[5] << 8;
+    uint32_t low = get_le32(dst);
+    uint32_t high = get_le16(dst + 4);
     for (unsigned i = 0; i < E1000_RA_ENTRIES; i++) {
         uint32_t rah = E1000_REG(s, E1000_RA + 8 * i + 4);
         if ((rah & E1000_RAH_AV) && (rah & 0xffff) == high &&
@@ -72,14 +72,14 @@ static bool e1000_mta_match(E1000State *s, const uint8_t *dst)
 static bool e1000_vlan_tagged(E1000State *s, const uint8_t *frame, size_t len)
 {
     return len >= ETH_HLEN + VLAN_TAG_LEN &&
-           e1000_ld_be16(frame + ETH_TYPE) == (E1000_REG(s, E1000_VET) & 0xffff);
+           get_be16(frame + ETH_TYPE) == (E1000_REG(s, E1000_VET) & 0xffff);
 }
 
 static bool e1000_rx_accept(E1000State *s, const uint8_t *frame, size_t len)
 {
     uint32_t rctl = E1000_REG(s, E1000_RCTL);
     if ((rctl & E1000_RCTL_VFE) && e1000_vlan_tagged(s, frame, len)) {
-        unsigned vid = e1000_ld_be16(frame + ETH_HLEN) & 0xfff;
+        unsigned vid = get_be16(frame + ETH_HLEN) & 0xfff;
         if (!(E1000_REG(s, E1000_VFTA + 4 * (vid >> 5)) & (1u << (vid & 31)))) {
             return false;
         }
@@ -112,11 +112,11 @@ static uint8_t e1000_rx_checksum(E1000State *s, const uint8_t *frame, size_t len
     if (e1000_vlan_tagged(s, frame, len)) {
         l3 += VLAN_TAG_LEN;     /* still tagged: VME is off */
     }
-    if (len < l3 + 20 || e1000_ld_be16(frame + l3 - 2) != ETHERTYPE_IPV4) {
+    if (len < l3 + 20 || get_be16(frame + l3 - 2) != ETHERTYPE_IPV4) {
         return 0;
     }
     const uint8_t *ip = frame + l3;
-    size_t ihl = (ip[0] & 0xf) * 4u, total = e1000_ld_be16(ip + 2);
+    size_t ihl = (ip[0] & 0xf) * 4u, total = get_be16(ip + 2);
     if ((ip[0] >> 4) != 4 || ihl < 20 || total < ihl || l3 + total > len) {
         return 0;
     }
@@ -127,7 +127,7 @@ static uint8_t e1000_rx_checksum(E1000State *s, const uint8_t *frame, size_t len
             *errors |= E1000_RXD_ERR_IPE;
         }
     }
-    bool fragment = e1000_ld_be16(ip + 6) & 0x3fff;     /* MF or an offset */
+    bool fragment = get_be16(ip + 6) & 0x3fff;     /* MF or an offset */
     uint8_t proto = ip[9];
     if (!(rxcsum & E1000_RXCSUM_TUOFL) || fragment ||
         (proto != IPPROTO_TCP_NR && proto != IPPROTO_UDP_NR)) {
@@ -135,7 +135,7 @@ static uint8_t e1000_rx_checksum(E1000State *s, const uint8_t *frame, size_t len
     }
     const uint8_t *l4 = ip + ihl;
     size_t l4_len = total - ihl;
-    if (proto == IPPROTO_UDP_NR && (l4_len < 8 || !e1000_ld_be16(l4 + 6))) {
+    if (proto == IPPROTO_UDP_NR && (l4_len < 8 || !get_be16(l4 + 6))) {
         return status;          /* no UDP checksum to check */
     }
     uint32_t sum = net_checksum_add(proto + (uint32_t)l4_len, ip + 12, 8);
@@ -184,7 +184,7 @@ static bool e1000_rx_store(E1000State *s, E1000Ring *r, const uint8_t *frame, si
         uint8_t buf_addr[8], wb[8];
         size_t chunk = MIN((size_t)bufsize, total - done);
         if (!dma_memory_read(desc, buf_addr, sizeof(buf_addr)) ||
-            !dma_memory_write(e1000_ld_le64(buf_addr), frame + done, chunk)) {
+            !dma_memory_write(get_le64(buf_addr), frame + done, chunk)) {
             qemu_log_mask(LOG_GUEST_ERROR, "e1000: RX descriptor %u or its buffer is not in "
                           "RAM; ring stopped until reprogrammed\n", r->head);
             return false;
@@ -192,13 +192,11 @@ static bool e1000_rx_store(E1000State *s, E1000Ring *r, const uint8_t *frame, si
         done += chunk;
         /* length, packet checksum (unused since the 82543), status, errors,
          * special */
-        wb[0] = chunk;
-        wb[1] = chunk >> 8;
+        put_le16(wb, chunk);
         wb[2] = wb[3] = 0;
         wb[4] = E1000_RXD_STAT_DD | (done == total ? E1000_RXD_STAT_EOP | status : 0);
         wb[5] = done == total ? errors : 0;
-        wb[6] = special;
-        wb[7] = special >> 8;
+        put_le16(wb + 6, special);
         dma_memory_write(desc + E1000_RXD_LENGTH, wb, sizeof(wb));
         r->head = (r->head + 1) % r->count;
         E1000_REG(s, E1000_RDH) = r->head;
@@ -236,7 +234,7 @@ static ssize_t e1000_rx_frame(E1000State *s, const struct iovec *iov, int iovcnt
     uint8_t status = e1000_rx_checksum(s, frame, len, &errors);
     uint16_t special = 0;
     if ((E1000_REG(s, E1000_CTRL) & E1000_CTRL_VME) && e1000_vlan_tagged(s, frame, len)) {
-        special = e1000_ld_be16(frame + ETH_HLEN);
+        special = get_be16(frame + ETH_HLEN);
         memmove(frame + ETH_TYPE, frame + ETH_TYPE + VLAN_TAG_LEN, len - ETH_TYPE - VLAN_TAG_LEN);
         len -= VLAN_TAG_LEN;
         status |= E1000_RXD_STAT_VP;

@@ -141,8 +141,8 @@ static bool e1000_tx_send_frame(E1000State *s, const uint8_t *frame, size_t len)
         return true;
     }
     if (s->txp.vle && (E1000_REG(s, E1000_CTRL) & E1000_CTRL_VME) && len >= ETH_ADDRS) {
-        e1000_st_be16(tag, E1000_REG(s, E1000_VET));
-        e1000_st_be16(tag + 2, s->txp.vlan_tci);
+        put_be16(tag, E1000_REG(s, E1000_VET));
+        put_be16(tag + 2, s->txp.vlan_tci);
         iov[0] = (struct iovec) { .iov_base = (void *)frame, .iov_len = ETH_ADDRS };
         iov[1] = (struct iovec) { .iov_base = tag, .iov_len = sizeof(tag) };
         iov[2] = (struct iovec) { .iov_base = (void *)(frame + ETH_ADDRS),
@@ -167,7 +167,7 @@ static bool e1000_tx_insert_sum(uint8_t *frame, size_t len, size_t start, size_t
         return false;
     }
     uint32_t sum = net_checksum_add(extra, frame + start, end - start);
-    e1000_st_be16(frame + offset, net_checksum_finish(sum));
+    put_be16(frame + offset, net_checksum_finish(sum));
     return true;
 }
 
@@ -235,20 +235,20 @@ static size_t e1000_tso_segment(E1000State *s, unsigned i, unsigned nsegs)
     memcpy(seg, p->buf, hdr);
     memcpy(seg + hdr, p->buf + hdr + off, take);
     if (c->ipv4) {
-        e1000_st_be16(seg + c->ipcss + IPV4_TOTAL_LEN, len - c->ipcss);
-        e1000_st_be16(seg + c->ipcss + IPV4_ID,
-                      e1000_ld_be16(p->buf + c->ipcss + IPV4_ID) + i);
+        put_be16(seg + c->ipcss + IPV4_TOTAL_LEN, len - c->ipcss);
+        put_be16(seg + c->ipcss + IPV4_ID,
+                 get_be16(p->buf + c->ipcss + IPV4_ID) + i);
     } else {
-        e1000_st_be16(seg + c->ipcss + IPV6_PAYLOAD_LEN, len - c->ipcss - IPV6_HDR);
+        put_be16(seg + c->ipcss + IPV6_PAYLOAD_LEN, len - c->ipcss - IPV6_HDR);
     }
     if (c->tcp) {
-        e1000_st_be32(seg + c->tucss + TCP_SEQ,
-                      e1000_ld_be32(p->buf + c->tucss + TCP_SEQ) + (uint32_t)off);
+        put_be32(seg + c->tucss + TCP_SEQ,
+                 get_be32(p->buf + c->tucss + TCP_SEQ) + (uint32_t)off);
         if (i + 1 < nsegs) {
             seg[c->tucss + TCP_FLAGS] &= ~(TCP_FLAG_FIN | TCP_FLAG_PSH);
         }
     } else {
-        e1000_st_be16(seg + c->tucss + UDP_LEN, len - c->tucss);
+        put_be16(seg + c->tucss + UDP_LEN, len - c->tucss);
     }
     if (p->ixsm && c->ipv4) {
         e1000_tx_insert_sum(seg, len, c->ipcss, e1000_tx_sum_end(c->ipcse, len), c->ipcso, 0);
@@ -310,10 +310,10 @@ static void e1000_tx_context(E1000State *s, const uint8_t *d, uint32_t lower, ui
     E1000TxContext *c = &s->txc;
     c->ipcss = d[E1000_TXC_IPCSS];
     c->ipcso = d[E1000_TXC_IPCSO];
-    c->ipcse = e1000_ld_le16(d + E1000_TXC_IPCSE);
+    c->ipcse = get_le16(d + E1000_TXC_IPCSE);
     c->tucss = d[E1000_TXC_TUCSS];
     c->tucso = d[E1000_TXC_TUCSO];
-    c->tucse = e1000_ld_le16(d + E1000_TXC_TUCSE);
+    c->tucse = get_le16(d + E1000_TXC_TUCSE);
     c->paylen = lower & E1000_TXC_PAYLEN_MASK;
     c->tcp = lower & E1000_TXC_TUCMD_TCP;
     c->ipv4 = lower & E1000_TXC_TUCMD_IP;
@@ -358,14 +358,14 @@ static E1000TxResult e1000_tx_data(E1000State *s, const uint8_t *d, uint32_t low
                 p->ixsm = upper & E1000_TXD_POPTS_IXSM;
                 p->txsm = upper & E1000_TXD_POPTS_TXSM;
             }
-            e1000_tx_gather(s, e1000_ld_le64(d), lower & E1000_TXD_LEN_MASK);
+            e1000_tx_gather(s, get_le64(d), lower & E1000_TXD_LEN_MASK);
         } else {
             if (first) {
                 p->legacy_ic = lower & E1000_TXD_CMD_IC;
                 p->cso = lower >> 16;
                 p->css = upper >> 8;
             }
-            e1000_tx_gather(s, e1000_ld_le64(d), lower & 0xffff);
+            e1000_tx_gather(s, get_le64(d), lower & 0xffff);
         }
         if (!(lower & E1000_TXD_CMD_EOP)) {
             return E1000_TX_DONE;
@@ -390,8 +390,8 @@ static E1000TxResult e1000_tx_data(E1000State *s, const uint8_t *d, uint32_t low
 /* One descriptor; not done: stop here, the descriptor stays at TDH. */
 static E1000TxResult e1000_tx_descriptor(E1000State *s, const uint8_t *d)
 {
-    uint32_t lower = e1000_ld_le32(d + E1000_TXD_LOWER);
-    uint32_t upper = e1000_ld_le32(d + E1000_TXD_UPPER);
+    uint32_t lower = get_le32(d + E1000_TXD_LOWER);
+    uint32_t upper = get_le32(d + E1000_TXD_UPPER);
     if (!(lower & E1000_TXD_CMD_DEXT) || (lower & E1000_TXD_DTYP_MASK) == E1000_TXD_DTYP_D) {
         return e1000_tx_data(s, d, lower, upper);
     }
@@ -440,7 +440,7 @@ static bool e1000_tx_run(E1000State *s, unsigned max_packets)
             paused = true;
             break;
         }
-        uint32_t lower = e1000_ld_le32(d + E1000_TXD_LOWER);
+        uint32_t lower = get_le32(d + E1000_TXD_LOWER);
         bool is_data = !(lower & E1000_TXD_CMD_DEXT) ||
                        (lower & E1000_TXD_DTYP_MASK) == E1000_TXD_DTYP_D;
         packets += is_data && (lower & E1000_TXD_CMD_EOP);

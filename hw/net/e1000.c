@@ -173,8 +173,8 @@ static void e1000_reset_registers(E1000State *s)
     E1000_REG(s, E1000_RXCSUM) = E1000_RXCSUM_IPOFL | E1000_RXCSUM_TUOFL;
     /* The first receive address is the EEPROM's MAC, valid. */
     const uint8_t *m = s->mac.a;
-    E1000_REG(s, E1000_RA) = m[0] | m[1] << 8 | m[2] << 16 | (uint32_t)m[3] << 24;
-    E1000_REG(s, E1000_RA + 4) = m[4] | m[5] << 8 | E1000_RAH_AV;
+    E1000_REG(s, E1000_RA) = get_le32(m);
+    E1000_REG(s, E1000_RA + 4) = get_le16(m + 4) | E1000_RAH_AV;
 }
 
 /* CTRL.RST and the device's power-on reset: everything but PCI config. */

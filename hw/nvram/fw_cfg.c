@@ -25,6 +25,7 @@
 #include "exec/memory.h"
 #include "hw/nvram/fw_cfg.h"
 #include "hw/qdev.h"
+#include "qemu/byte-order.h"
 #include "qemu/log.h"
 
 /* Selector bit 14 asks for write access, which is ignored (the items are
@@ -459,10 +460,9 @@ static void fw_cfg_dma_ports_write(void *opaque, uint64_t offset, uint64_t value
     if (offset + size < FW_CFG_DMA_PORTS_SIZE) {
         return;
     }
-    uint64_t be_address;
-    memcpy(&be_address, s->dma_address, sizeof(be_address));
+    uint64_t address = get_be64(s->dma_address);
     memset(s->dma_address, 0, sizeof(s->dma_address));
-    fw_cfg_dma_transfer(s, GUINT64_FROM_BE(be_address));
+    fw_cfg_dma_transfer(s, address);
 }
 
 static const MemoryRegionOps fw_cfg_dma_ports_ops = {

@@ -21,6 +21,7 @@
 #include "hw/virtio/virtio-pci.h"
 #include "hw/virtio/virtio.h"
 #include "qemu/bh.h"
+#include "qemu/byte-order.h"
 #include "qemu/iov.h"
 #include "qemu/log.h"
 #include "qemu/main-loop.h"
@@ -268,42 +269,27 @@ static void virtio_blk_handle_queue(VirtIODevice *vdev, VirtQueue *vq)
 
 /* ---- configuration, reset ---- */
 
-static void cfg_set16(uint8_t *c, unsigned off, uint16_t v)
-{
-    memcpy(c + off, &v, sizeof(v));     /* little-endian host */
-}
-
-static void cfg_set32(uint8_t *c, unsigned off, uint32_t v)
-{
-    memcpy(c + off, &v, sizeof(v));
-}
-
-static void cfg_set64(uint8_t *c, unsigned off, uint64_t v)
-{
-    memcpy(c + off, &v, sizeof(v));
-}
-
 static void virtio_blk_get_config(VirtIODevice *vdev, uint8_t *c)
 {
     VirtIOBlock *s = virtio_blk_of(vdev);
     uint32_t host_block = blk_host_block_size(s->blk);
     memset(c, 0, VIRTIO_BLK_CFG_SIZE);
-    cfg_set64(c, VIRTIO_BLK_CFG_CAPACITY, blk_getlength(s->blk) / VIRTIO_BLK_SECTOR_SIZE);
+    put_le64(c + VIRTIO_BLK_CFG_CAPACITY, blk_getlength(s->blk) / VIRTIO_BLK_SECTOR_SIZE);
     /* Two descriptors of a chain are the header and the status. */
-    cfg_set32(c, VIRTIO_BLK_CFG_SEG_MAX, vdev->vqs[0].num_max - 2);
-    cfg_set32(c, VIRTIO_BLK_CFG_BLK_SIZE, VIRTIO_BLK_SECTOR_SIZE);
+    put_le32(c + VIRTIO_BLK_CFG_SEG_MAX, vdev->vqs[0].num_max - 2);
+    put_le32(c + VIRTIO_BLK_CFG_BLK_SIZE, VIRTIO_BLK_SECTOR_SIZE);
     /* Topology: the host's block size as the physical one, so the guest
      * aligns its writes to what the host can write without a
      * read-modify-write. */
     c[VIRTIO_BLK_CFG_PHYSICAL_BLOCK_EXP] =
         host_block > VIRTIO_BLK_SECTOR_SIZE ? g_bit_storage(host_block / VIRTIO_BLK_SECTOR_SIZE) - 1 : 0;
     c[VIRTIO_BLK_CFG_WRITEBACK] = blk_enable_write_cache(s->blk);
-    cfg_set16(c, VIRTIO_BLK_CFG_NUM_QUEUES, vdev->num_queues);
-    cfg_set32(c, VIRTIO_BLK_CFG_MAX_DISCARD_SECTORS, VIRTIO_BLK_MAX_DWZ_SECTORS);
-    cfg_set32(c, VIRTIO_BLK_CFG_MAX_DISCARD_SEG, 1);
-    cfg_set32(c, VIRTIO_BLK_CFG_DISCARD_ALIGNMENT, 1);
-    cfg_set32(c, VIRTIO_BLK_CFG_MAX_WZ_SECTORS, VIRTIO_BLK_MAX_DWZ_SECTORS);
-    cfg_set32(c, VIRTIO_BLK_CFG_MAX_WZ_SEG, 1);
+    put_le16(c + VIRTIO_BLK_CFG_NUM_QUEUES, vdev->num_queues);
+    put_le32(c + VIRTIO_BLK_CFG_MAX_DISCARD_SECTORS, VIRTIO_BLK_MAX_DWZ_SECTORS);
+    put_le32(c + VIRTIO_BLK_CFG_MAX_DISCARD_SEG, 1);
+    put_le32(c + VIRTIO_BLK_CFG_DISCARD_ALIGNMENT, 1);
+    put_le32(c + VIRTIO_BLK_CFG_MAX_WZ_SECTORS, VIRTIO_BLK_MAX_DWZ_SECTORS);
+    put_le32(c + VIRTIO_BLK_CFG_MAX_WZ_SEG, 1);
     c[VIRTIO_BLK_CFG_WZ_MAY_UNMAP] = blk_discard_enabled(s->blk);
 }
 

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <glib.h>
 #include "hw/virtio/virtio-net-internal.h"
+#include "qemu/byte-order.h"
 #include "qemu/iov.h"
 #include "qemu/log.h"
 
@@ -41,10 +42,10 @@ static bool mac_in(const MACAddr *table, unsigned n, const uint8_t *mac)
 static bool virtio_net_vlan_accepts(const VirtIONet *n, const uint8_t *eth, size_t len)
 {
     if (!virtio_has_feature(&n->vdev, VIRTIO_NET_F_CTRL_VLAN) || len < ETH_HLEN + 2 ||
-        (eth[12] << 8 | eth[13]) != ETH_P_VLAN) {
+        get_be16(eth + 12) != ETH_P_VLAN) {
         return true;
     }
-    unsigned vid = (eth[14] << 8 | eth[15]) & (VIRTIO_NET_MAX_VLAN - 1);
+    unsigned vid = get_be16(eth + 14) & (VIRTIO_NET_MAX_VLAN - 1);
     return n->filter.vlans[vid / 32] & (1u << (vid % 32));
 }
 
@@ -109,7 +110,7 @@ static bool virtio_net_parse_mac_table(const uint8_t *data, size_t len, size_t *
     if (len - *off < sizeof(entries)) {
         return false;
     }
-    memcpy(&entries, data + *off, sizeof(entries));     /* little-endian */
+    entries = get_le32(data + *off);
     *off += sizeof(entries);
     if (entries > (len - *off) / ETH_ALEN) {
         return false;
@@ -152,7 +153,7 @@ static uint8_t virtio_net_ctrl_vlan(VirtIONet *n, uint8_t cmd, const uint8_t *da
     if (len != sizeof(vid) || cmd > VIRTIO_NET_CTRL_VLAN_DEL) {
         return VIRTIO_NET_ERR;
     }
-    memcpy(&vid, data, sizeof(vid));
+    vid = get_le16(data);
     if (vid >= VIRTIO_NET_MAX_VLAN) {
         return VIRTIO_NET_ERR;
     }
@@ -180,7 +181,7 @@ static uint8_t virtio_net_ctrl_mq(VirtIONet *n, uint8_t cmd, const uint8_t *data
     if (cmd != VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET || len != sizeof(pairs)) {
         return VIRTIO_NET_ERR;
     }
-    memcpy(&pairs, data, sizeof(pairs));
+    pairs = get_le16(data);
     if (pairs < 1 || pairs > n->max_pairs) {
         qemu_log_mask(LOG_GUEST_ERROR, "%s: %u queue pairs asked of %u\n",
                       virtio_name(&n->vdev), pairs, n->max_pairs);

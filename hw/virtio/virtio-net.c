@@ -20,6 +20,7 @@
 #include "hw/virtio/virtio-net-internal.h"
 #include "hw/virtio/virtio-pci.h"
 #include "net/vnet-hdr.h"
+#include "qemu/byte-order.h"
 #include "qemu/log.h"
 #include "qemu/main-loop.h"
 
@@ -131,11 +132,6 @@ static bool virtio_net_link_up(VirtIONet *n)
     return !nc->link_down && !(nc->peer && nc->peer->link_down);
 }
 
-static void cfg_set16(uint8_t *c, unsigned off, uint16_t v)
-{
-    memcpy(c + off, &v, sizeof(v));     /* little-endian host */
-}
-
 /* The configuration ends after the last field an offered feature makes
  * valid, as QEMU sizes it: mac and status always, max_virtqueue_pairs with
  * MQ, mtu with MTU. Drivers see it in the legacy BAR's size (32 bytes
@@ -156,10 +152,10 @@ static void virtio_net_get_config(VirtIODevice *vdev, uint8_t *c)
     VirtIONet *n = virtio_net_of(vdev);
     memset(c, 0, VIRTIO_NET_CFG_SIZE);
     memcpy(c + VIRTIO_NET_CFG_MAC, n->mac.a, ETH_ALEN);
-    cfg_set16(c, VIRTIO_NET_CFG_STATUS, (virtio_net_link_up(n) ? VIRTIO_NET_S_LINK_UP : 0) |
+    put_le16(c + VIRTIO_NET_CFG_STATUS, (virtio_net_link_up(n) ? VIRTIO_NET_S_LINK_UP : 0) |
                                         (n->announce ? VIRTIO_NET_S_ANNOUNCE : 0));
-    cfg_set16(c, VIRTIO_NET_CFG_MAX_VQ_PAIRS, n->max_pairs);
-    cfg_set16(c, VIRTIO_NET_CFG_MTU, n->mtu);
+    put_le16(c + VIRTIO_NET_CFG_MAX_VQ_PAIRS, n->max_pairs);
+    put_le16(c + VIRTIO_NET_CFG_MTU, n->mtu);
 }
 
 /* Only a legacy driver without CTRL_MAC_ADDR sets its address here

@@ -16,7 +16,8 @@
 #include "hw/qdev.h"
 #include "qemu/log.h"
 #include "sysemu/runstate.h"
-#include "le-bytes.h"
+#include "qemu/byte-order.h"
+#include "qemu/bytesum.h"
 
 #define RAM_SIZE            (2 * 1024 * 1024)
 #define RAM_POISON          0xa5
@@ -210,7 +211,7 @@ static const uint8_t *table_at(const Guest *g, uint64_t addr, const char *signat
     g_assert_cmpuint(addr + HEADER_LEN, <=, RAM_SIZE);
     const uint8_t *t = g->ram + addr;
     g_assert_cmpmem(t, 4, signature, 4);
-    uint32_t length = get32(t + 4);
+    uint32_t length = get_le32(t + 4);
     g_assert_cmpuint(length, >=, HEADER_LEN);
     g_assert_cmpuint(addr + length, <=, ACPI_TABLES_ADDR + ACPI_TABLES_MAX_SIZE);
     g_assert_cmpuint(byte_sum(t, length), ==, 0);
@@ -238,7 +239,7 @@ static const uint8_t *rsdp_checked(const Guest *g)
     g_assert_cmpuint(g->rsdp_addr, ==, ACPI_TABLES_ADDR);
     g_assert_cmpuint(rsdp[15], ==, 2);                  /* revision */
     g_assert_cmpmem(rsdp + 9, 6, "PDLVMM", 6);
-    g_assert_cmpuint(get32(rsdp + 20), ==, 36);         /* length */
+    g_assert_cmpuint(get_le32(rsdp + 20), ==, 36);         /* length */
     g_assert_cmpuint(byte_sum(rsdp, 36), ==, 0);        /* extended checksum */
     return rsdp;
 }
@@ -248,14 +249,14 @@ static const uint8_t *rsdp_checked(const Guest *g)
 static const uint8_t *find_table(const Guest *g, const char *sig)
 {
     const uint8_t *rsdp = rsdp_checked(g);
-    const uint8_t *rsdt = table_at(g, get32(rsdp + 16), "RSDT");
-    const uint8_t *xsdt = table_at(g, get64(rsdp + 24), "XSDT");
-    unsigned n = (get32(rsdt + 4) - HEADER_LEN) / 4;
-    g_assert_cmpuint(get32(xsdt + 4), ==, HEADER_LEN + 8 * n);
+    const uint8_t *rsdt = table_at(g, get_le32(rsdp + 16), "RSDT");
+    const uint8_t *xsdt = table_at(g, get_le64(rsdp + 24), "XSDT");
+    unsigned n = (get_le32(rsdt + 4) - HEADER_LEN) / 4;
+    g_assert_cmpuint(get_le32(xsdt + 4), ==, HEADER_LEN + 8 * n);
     const uint8_t *found = NULL;
     for (unsigned i = 0; i < n; i++) {
-        uint32_t addr = get32(rsdt + HEADER_LEN + 4 * i);
-        g_assert_cmpuint(get64(xsdt + HEADER_LEN + 8 * i), ==, addr);
+        uint32_t addr = get_le32(rsdt + HEADER_LEN + 4 * i);
+        g_assert_cmpuint(get_le64(xsdt + HEADER_LEN + 8 * i), ==, addr);
         if (memcmp(g->ram + addr, sig, 4) == 0) {
             g_assert_null(found);
             found = table_at(g, addr, sig);
@@ -286,7 +287,7 @@ static void assert_gas_io(const uint8_t *gas, uint16_t port, unsigned bits)
     g_assert_cmpuint(gas[0], ==, 1);
     g_assert_cmpuint(gas[1], ==, bits);
     g_assert_cmpuint(gas[2], ==, 0);
-    g_assert_cmphex(get64(gas + 4), ==, port);
+    g_assert_cmphex(get_le64(gas + 4), ==, port);
 }
 
 static void test_tables_fadt(void)
@@ -295,30 +296,30 @@ static void test_tables_fadt(void)
     Guest g;
     guest_build(&g, &cfg);
     const uint8_t *f = find_table(&g, "FACP");
-    g_assert_cmpuint(get32(f + 4), >=, 244);
+    g_assert_cmpuint(get_le32(f + 4), >=, 244);
     g_assert_cmpuint(f[8], >=, 3);
 
-    uint32_t facs_addr = get32(f + 36);
-    uint32_t dsdt_addr = get32(f + 40);
-    g_assert_cmpuint(get64(f + 132), ==, facs_addr);    /* X_FIRMWARE_CTRL */
-    g_assert_cmpuint(get64(f + 140), ==, dsdt_addr);    /* X_DSDT */
+    uint32_t facs_addr = get_le32(f + 36);
+    uint32_t dsdt_addr = get_le32(f + 40);
+    g_assert_cmpuint(get_le64(f + 132), ==, facs_addr);    /* X_FIRMWARE_CTRL */
+    g_assert_cmpuint(get_le64(f + 140), ==, dsdt_addr);    /* X_DSDT */
     g_assert_cmpuint(facs_addr, ==, g.facs_addr);
     table_at(&g, dsdt_addr, "DSDT");
 
-    g_assert_cmpuint(get16(f + 46), ==, 9);             /* SCI_INT */
-    g_assert_cmpuint(get32(f + 48), ==, 0);             /* SMI_CMD */
-    g_assert_cmphex(get32(f + 56), ==, 0x600);          /* PM1a_EVT_BLK */
-    g_assert_cmphex(get32(f + 60), ==, 0);              /* PM1b_EVT_BLK */
-    g_assert_cmphex(get32(f + 64), ==, 0x604);          /* PM1a_CNT_BLK */
-    g_assert_cmphex(get32(f + 76), ==, 0x608);          /* PM_TMR_BLK */
-    g_assert_cmphex(get32(f + 80), ==, 0);              /* GPE0_BLK */
+    g_assert_cmpuint(get_le16(f + 46), ==, 9);             /* SCI_INT */
+    g_assert_cmpuint(get_le32(f + 48), ==, 0);             /* SMI_CMD */
+    g_assert_cmphex(get_le32(f + 56), ==, 0x600);          /* PM1a_EVT_BLK */
+    g_assert_cmphex(get_le32(f + 60), ==, 0);              /* PM1b_EVT_BLK */
+    g_assert_cmphex(get_le32(f + 64), ==, 0x604);          /* PM1a_CNT_BLK */
+    g_assert_cmphex(get_le32(f + 76), ==, 0x608);          /* PM_TMR_BLK */
+    g_assert_cmphex(get_le32(f + 80), ==, 0);              /* GPE0_BLK */
     g_assert_cmpuint(f[88], ==, 4);                     /* PM1_EVT_LEN */
     g_assert_cmpuint(f[89], ==, 2);                     /* PM1_CNT_LEN */
     g_assert_cmpuint(f[91], ==, 4);                     /* PM_TMR_LEN */
     g_assert_cmpuint(f[92], ==, 0);                     /* GPE0_BLK_LEN */
-    g_assert_cmphex(get16(f + 109), ==, 0x3);           /* legacy devices, 8042 */
+    g_assert_cmphex(get_le16(f + 109), ==, 0x3);           /* legacy devices, 8042 */
 
-    uint32_t flags = get32(f + 112);
+    uint32_t flags = get_le32(f + 112);
     g_assert_cmphex(flags & (1u << 0), !=, 0);          /* WBINVD */
     g_assert_cmphex(flags & (1u << 2), !=, 0);          /* PROC_C1 */
     g_assert_cmphex(flags & (1u << 5), !=, 0);          /* SLP_BUTTON */
@@ -331,14 +332,14 @@ static void test_tables_fadt(void)
     assert_gas_io(f + 148, 0x600, 32);                  /* X_PM1a_EVT_BLK */
     assert_gas_io(f + 172, 0x604, 16);                  /* X_PM1a_CNT_BLK */
     assert_gas_io(f + 208, 0x608, 32);                  /* X_PM_TMR_BLK */
-    g_assert_cmphex(get64(f + 220 + 4), ==, 0);         /* X_GPE0_BLK */
+    g_assert_cmphex(get_le64(f + 220 + 4), ==, 0);         /* X_GPE0_BLK */
 
     const uint8_t *facs = g.ram + facs_addr;
     g_assert_cmpuint(facs_addr % 64, ==, 0);
     g_assert_cmpmem(facs, 4, "FACS", 4);
-    g_assert_cmpuint(get32(facs + 4), ==, 64);
-    g_assert_cmphex(get32(facs + 12), ==, 0);           /* firmware waking vector */
-    g_assert_cmphex(get64(facs + 24), ==, 0);           /* X_ waking vector */
+    g_assert_cmpuint(get_le32(facs + 4), ==, 64);
+    g_assert_cmphex(get_le32(facs + 12), ==, 0);           /* firmware waking vector */
+    g_assert_cmphex(get_le64(facs + 24), ==, 0);           /* X_ waking vector */
     guest_free(&g);
 }
 
@@ -348,12 +349,12 @@ static void test_tables_madt(void)
     Guest g;
     guest_build(&g, &cfg);
     const uint8_t *m = find_table(&g, "APIC");
-    g_assert_cmphex(get32(m + 36), ==, 0xfee00000);
-    g_assert_cmphex(get32(m + 40) & 1, ==, 1);          /* PCAT_COMPAT */
+    g_assert_cmphex(get_le32(m + 36), ==, 0xfee00000);
+    g_assert_cmphex(get_le32(m + 40) & 1, ==, 1);          /* PCAT_COMPAT */
 
     unsigned nlapic = 0, nioapic = 0, nnmi = 0;
     bool pit_override = false, sci_override = false;
-    uint32_t length = get32(m + 4);
+    uint32_t length = get_le32(m + 4);
     for (uint32_t off = 44; off < length; off += m[off + 1]) {
         const uint8_t *e = m + off;
         g_assert_cmpuint(e[1], >=, 2);
@@ -364,26 +365,26 @@ static void test_tables_madt(void)
             g_assert_cmpuint(nlapic, <, cfg.ncpus);
             g_assert_cmpuint(e[2], ==, nlapic);         /* processor UID */
             g_assert_cmpuint(e[3], ==, test_apic_ids[nlapic]);
-            g_assert_cmphex(get32(e + 4), ==, 1);       /* enabled */
+            g_assert_cmphex(get_le32(e + 4), ==, 1);       /* enabled */
             nlapic++;
             break;
         case 1:
             g_assert_cmpuint(e[1], ==, 12);
             g_assert_cmpuint(e[2], ==, 7);
-            g_assert_cmphex(get32(e + 4), ==, 0xfec00000);
-            g_assert_cmpuint(get32(e + 8), ==, 0);
+            g_assert_cmphex(get_le32(e + 4), ==, 0xfec00000);
+            g_assert_cmpuint(get_le32(e + 8), ==, 0);
             nioapic++;
             break;
         case 2:
             g_assert_cmpuint(e[1], ==, 10);
             g_assert_cmpuint(e[2], ==, 0);              /* ISA */
             if (e[3] == 0) {
-                g_assert_cmpuint(get32(e + 4), ==, 2);
+                g_assert_cmpuint(get_le32(e + 4), ==, 2);
                 pit_override = true;
             } else {
                 g_assert_cmpuint(e[3], ==, 9);
-                g_assert_cmpuint(get32(e + 4), ==, 9);
-                g_assert_cmphex(get16(e + 8), ==, 0x0d);    /* level, active high */
+                g_assert_cmpuint(get_le32(e + 4), ==, 9);
+                g_assert_cmphex(get_le16(e + 8), ==, 0x0d);    /* level, active high */
                 sci_override = true;
             }
             break;
@@ -408,8 +409,8 @@ static void test_tables_madt(void)
 static const uint8_t *dsdt_of(const Guest *g, uint32_t *len)
 {
     const uint8_t *f = find_table(g, "FACP");
-    const uint8_t *dsdt = table_at(g, get32(f + 40), "DSDT");
-    *len = get32(dsdt + 4);
+    const uint8_t *dsdt = table_at(g, get_le32(f + 40), "DSDT");
+    *len = get_le32(dsdt + 4);
     return dsdt;
 }
 

@@ -10,12 +10,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <glib.h>
 #include <glib/gstdio.h>
 #include "block/block-backend.h"
+#include "full-tmpfs.h"
 #include "qemu/main-loop.h"
 #include "sysemu/iothread.h"
 
@@ -384,14 +384,10 @@ static void test_request_errors(void)
 static void test_enospc(gconstpointer data)
 {
     const EngineCase *ec = data;
-    g_autofree char *dir = g_build_filename(test_dir, "full", NULL);
-    g_mkdir(dir, 0700);
-    if (mount("tmpfs", dir, "tmpfs", 0, "size=256k") < 0) {
-        g_test_skip("cannot mount a small tmpfs (needs root)");
-        g_rmdir(dir);
+    char *path = full_tmpfs_image_new(test_dir, "256k", IMAGE_SIZE);
+    if (!path) {
         return;
     }
-    g_autofree char *path = make_image(dir, "full.img", IMAGE_SIZE);
     DriveConfig cfg = drive_for(path, ec->cache, ec->aio);
     Error *err = NULL;
     BlockBackend *blk = blk_new_open(&cfg, &err);
@@ -409,9 +405,7 @@ static void test_enospc(gconstpointer data)
         blk_unref(blk);
         free(buf);
     }
-    g_unlink(path);
-    g_assert_cmpint(umount(dir), ==, 0);
-    g_rmdir(dir);
+    full_tmpfs_image_free(path);
 }
 
 /* ---- images: size, format, open errors ---- */

@@ -17,14 +17,15 @@
 #include "hw/net/e1000-regs.h"
 #include "hw/net/e1000.h"
 #include "hw/pci/pci.h"
-#include "le-bytes.h"
 #include "monitor/qmp.h"
 #include "net/checksum.h"
 #include "net/net.h"
 #include "pio.h"
+#include "qemu/byte-order.h"
 #include "qemu/iov.h"
 #include "qemu/main-loop.h"
 #include "qemu/timer.h"
+#include "test-ram.h"
 
 #define RAM_BASE        0x100000ULL
 #define RAM_SIZE        (4 << 20)
@@ -462,19 +463,6 @@ static uint8_t *tx_desc(TestDev *t, unsigned i)
     return gpa(TX_RING + 16 * (i % TX_RING_COUNT));
 }
 
-static void put_le32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++) {
-        p[i] = v >> (8 * i);
-    }
-}
-
-static void put_le64(uint8_t *p, uint64_t v)
-{
-    put_le32(p, v);
-    put_le32(p + 4, v >> 32);
-}
-
 /* Queue a descriptor: bytes 0..7 as given, lower and upper dwords. */
 static unsigned tx_queue(TestDev *t, uint64_t first8, uint32_t lower, uint32_t upper)
 {
@@ -673,7 +661,7 @@ static size_t build_tcp_headers(uint8_t *h, const TcpSend *ts)
     }
     uint8_t *tcp = h + l4;
     tcp[0] = 0x30, tcp[1] = 0x39, tcp[2] = 0x00, tcp[3] = 0x50;
-    tcp[4] = ts->seq >> 24, tcp[5] = ts->seq >> 16, tcp[6] = ts->seq >> 8, tcp[7] = ts->seq;
+    put_be32(tcp + 4, ts->seq);
     tcp[12] = 5 << 4;
     tcp[13] = ts->flags;
     tcp[14] = 0xff, tcp[15] = 0xff;
@@ -899,8 +887,8 @@ static void assert_received(unsigned i, const uint8_t *frame, size_t len, size_t
     uint8_t *d = rx_desc(i);
     g_assert_cmphex(d[12] & (E1000_RXD_STAT_DD | E1000_RXD_STAT_EOP), ==,
                     E1000_RXD_STAT_DD | E1000_RXD_STAT_EOP);
-    g_assert_cmpuint(get16(d + 8), ==, len + crc);
-    g_assert_cmpmem(gpa(get64(d)), len, frame, len);
+    g_assert_cmpuint(get_le16(d + 8), ==, len + crc);
+    g_assert_cmpmem(gpa(get_le64(d)), len, frame, len);
 }
 
 static void test_rx_filters(void)
@@ -958,8 +946,8 @@ static void test_rx_filters(void)
     /* A short frame is padded to 60 bytes. */
     make_frame(f, 42, mine);
     rx_send(t, f, 42);
-    g_assert_cmpuint(get16(rx_desc(next) + 8), ==, 60);
-    g_assert_cmpmem(gpa(get64(rx_desc(next))), 42, f, 42);
+    g_assert_cmpuint(get_le16(rx_desc(next) + 8), ==, 60);
+    g_assert_cmpmem(gpa(get_le64(rx_desc(next))), 42, f, 42);
     next++;
     g_assert_cmpuint(rd(t, E1000_RDH), ==, next);
     dev_free(t);
@@ -1005,10 +993,10 @@ static void test_rx_checksum_and_vlan(void)
     rx_send(t, v, 104);
     d = rx_desc(3);
     g_assert_cmphex(d[12] & E1000_RXD_STAT_VP, ==, E1000_RXD_STAT_VP);
-    g_assert_cmphex(get16(d + 14), ==, 0x2005);
-    g_assert_cmpuint(get16(d + 8), ==, 100);
-    g_assert_cmpmem(gpa(get64(d)), 12, v, 12);
-    g_assert_cmpmem(gpa(get64(d)) + 12, 88, v + 16, 88);
+    g_assert_cmphex(get_le16(d + 14), ==, 0x2005);
+    g_assert_cmpuint(get_le16(d + 8), ==, 100);
+    g_assert_cmpmem(gpa(get_le64(d)), 12, v, 12);
+    g_assert_cmpmem(gpa(get_le64(d)) + 12, 88, v + 16, 88);
     wr(t, E1000_RCTL, rd(t, E1000_RCTL) | E1000_RCTL_VFE);
     rx_send(t, v, 104);
     g_assert_cmpuint(rd(t, E1000_RDH), ==, 4);      /* VLAN 5 not in the table */
@@ -1047,9 +1035,9 @@ static void test_rx_full_ring(void)
     g_assert_cmpint(rx_send(t, f, 3000), ==, 3000);
     g_assert_cmphex(rx_desc(4)[12], ==, E1000_RXD_STAT_DD);
     g_assert_cmphex(rx_desc(5)[12], ==, E1000_RXD_STAT_DD | E1000_RXD_STAT_EOP);
-    g_assert_cmpuint(get16(rx_desc(4) + 8) + get16(rx_desc(5) + 8), ==, 3004);
-    g_assert_cmpmem(gpa(get64(rx_desc(4))), 2048, f, 2048);
-    g_assert_cmpmem(gpa(get64(rx_desc(5))), 952, f + 2048, 952);
+    g_assert_cmpuint(get_le16(rx_desc(4) + 8) + get_le16(rx_desc(5) + 8), ==, 3004);
+    g_assert_cmpmem(gpa(get_le64(rx_desc(4))), 2048, f, 2048);
+    g_assert_cmpmem(gpa(get_le64(rx_desc(5))), 952, f + 2048, 952);
     /* Over the limit without LPE: dropped, counted. */
     wr(t, E1000_RCTL, E1000_RCTL_EN);
     wr(t, E1000_RDT, 0);
@@ -1100,7 +1088,7 @@ static gpointer concurrent_guest(gpointer opaque)
         while (next_rx != rdh) {
             uint8_t *d = rx_desc(next_rx);
             g_assert_cmphex(d[12] & E1000_RXD_STAT_DD, ==, E1000_RXD_STAT_DD);
-            g_assert_cmpuint(gpa(get64(d))[14], ==, reaped & 0xff);
+            g_assert_cmpuint(gpa(get_le64(d))[14], ==, reaped & 0xff);
             d[12] = 0;
             reaped++;
             next_rx = (next_rx + 1) % RX_RING_COUNT;
@@ -1268,10 +1256,7 @@ int main(int argc, char **argv)
     memory_init();
     static const IrqBackend backend = { .set_level = rec_set_level, .send_msi = rec_send_msi };
     irq_set_backend(&backend);
-    static MemoryRegion ram_region;
-    ram = g_malloc0(RAM_SIZE);
-    memory_region_init_ram(&ram_region, "test-ram", RAM_SIZE, ram);
-    address_space_map(address_space_memory, &ram_region, RAM_BASE, 0);
+    ram = test_ram_map(RAM_BASE, RAM_SIZE);
 
     g_test_add_func("/e1000/pci-identity", test_pci_identity);
     g_test_add_func("/e1000/eeprom", test_eeprom);

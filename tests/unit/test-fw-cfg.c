@@ -12,6 +12,8 @@
 #include "exec/memory.h"
 #include "hw/nvram/fw_cfg.h"
 #include "pio.h"
+#include "qemu/byte-order.h"
+#include "test-ram.h"
 
 #define FW_CFG_SELECTOR_PORT    0x510
 #define FW_CFG_DATA_PORT        0x511
@@ -61,20 +63,6 @@ static void read_item(uint16_t key, void *buf, size_t len)
     read_data(buf, len);
 }
 
-static uint32_t read_be32(const uint8_t *p)
-{
-    uint32_t v;
-    memcpy(&v, p, sizeof(v));
-    return GUINT32_FROM_BE(v);
-}
-
-static uint16_t read_be16(const uint8_t *p)
-{
-    uint16_t v;
-    memcpy(&v, p, sizeof(v));
-    return GUINT16_FROM_BE(v);
-}
-
 static bool in_ram(uint64_t addr, uint64_t len)
 {
     return addr >= RAM_BASE && addr - RAM_BASE <= RAM_SIZE - len;
@@ -84,12 +72,9 @@ static void write_descriptor(uint64_t desc_addr, uint32_t control, uint32_t leng
                              uint64_t address)
 {
     uint8_t *desc = ram + (desc_addr - RAM_BASE);
-    uint32_t be32 = GUINT32_TO_BE(control);
-    memcpy(desc, &be32, 4);
-    be32 = GUINT32_TO_BE(length);
-    memcpy(desc + 4, &be32, 4);
-    uint64_t be64 = GUINT64_TO_BE(address);
-    memcpy(desc + 8, &be64, 8);
+    put_be32(desc, control);
+    put_be32(desc + 4, length);
+    put_be64(desc + 8, address);
 }
 
 /* Put a descriptor in guest RAM (if its address is RAM) and hand its
@@ -106,7 +91,7 @@ static uint32_t dma_request(uint64_t desc_addr, uint32_t control, uint32_t lengt
                     ==, MEMTX_OK);
     g_assert_cmpint(address_space_write(address_space_io, FW_CFG_DMA_LOW_PORT, &low, 4),
                     ==, MEMTX_OK);
-    return in_ram(desc_addr, 16) ? read_be32(ram + (desc_addr - RAM_BASE)) : UINT32_MAX;
+    return in_ram(desc_addr, 16) ? get_be32(ram + (desc_addr - RAM_BASE)) : UINT32_MAX;
 }
 
 static uint8_t *buf_in_ram(void)
@@ -183,7 +168,7 @@ static void test_file_directory(void)
     FWCfgState *s = new_fw_cfg();
     uint8_t count[4];
     read_item(FW_CFG_FILE_DIR, count, 4);
-    g_assert_cmpuint(read_be32(count), ==, 0);
+    g_assert_cmpuint(get_be32(count), ==, 0);
 
     /* Added out of order: the directory and the selectors go by name. */
     add_file_ok(s, "opt/zeta", "last");
@@ -201,15 +186,15 @@ static void test_file_directory(void)
     size_t dir_len = 4 + G_N_ELEMENTS(expected) * DIR_ENTRY_SIZE;
     uint8_t *dir = g_malloc(dir_len + 1);
     read_item(FW_CFG_FILE_DIR, dir, dir_len + 1);
-    g_assert_cmpuint(read_be32(dir), ==, G_N_ELEMENTS(expected));
+    g_assert_cmpuint(get_be32(dir), ==, G_N_ELEMENTS(expected));
     g_assert_cmpuint(dir[dir_len], ==, 0);      /* nothing after the last entry */
     for (size_t i = 0; i < G_N_ELEMENTS(expected); i++) {
         const uint8_t *entry = dir + 4 + i * DIR_ENTRY_SIZE;
         size_t len = strlen(expected[i].contents);
-        g_assert_cmpuint(read_be32(entry), ==, len);
-        uint16_t select = read_be16(entry + 4);
+        g_assert_cmpuint(get_be32(entry), ==, len);
+        uint16_t select = get_be16(entry + 4);
         g_assert_cmphex(select, ==, FW_CFG_FILE_FIRST + i);
-        g_assert_cmpuint(read_be16(entry + 6), ==, 0);
+        g_assert_cmpuint(get_be16(entry + 6), ==, 0);
         g_assert_cmpstr((const char *)entry + 8, ==, expected[i].name);
 
         /* Reading the file item by the selector the directory gave. */
@@ -256,7 +241,7 @@ static void test_file_name_errors(void)
     /* The refused additions left the directory alone; the original stays. */
     uint8_t dir[4 + 2 * DIR_ENTRY_SIZE];
     read_item(FW_CFG_FILE_DIR, dir, sizeof(dir));
-    g_assert_cmpuint(read_be32(dir), ==, 2);
+    g_assert_cmpuint(get_be32(dir), ==, 2);
     g_assert_cmpstr((const char *)dir + 4 + 8, ==, name);
     g_assert_cmpstr((const char *)dir + 4 + DIR_ENTRY_SIZE + 8, ==, "opt/config");
     char contents[4] = { 0 };
@@ -301,7 +286,7 @@ static void test_dma_read(void)
     uint64_t be_addr = GUINT64_TO_BE(DESC_ADDR);
     g_assert_cmpint(address_space_write(address_space_io, FW_CFG_DMA_HIGH_PORT, &be_addr, 8),
                     ==, MEMTX_OK);
-    g_assert_cmpuint(read_be32(ram + (DESC_ADDR - RAM_BASE)), ==, 0);
+    g_assert_cmpuint(get_be32(ram + (DESC_ADDR - RAM_BASE)), ==, 0);
     g_assert_cmpmem(buf_in_ram(), 4, "\x03\0\0\0", 4);
 }
 
@@ -430,10 +415,7 @@ int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     memory_init();
-    ram = g_malloc0(RAM_SIZE);
-    static MemoryRegion ram_region;
-    memory_region_init_ram(&ram_region, "ram", RAM_SIZE, ram);
-    address_space_map(address_space_memory, &ram_region, RAM_BASE, 0);
+    ram = test_ram_map(RAM_BASE, RAM_SIZE);
 
     g_test_add_func("/fw_cfg/signature-and-id", test_signature_and_id);
     g_test_add_func("/fw_cfg/integer-items", test_integer_items);

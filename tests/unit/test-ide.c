@@ -12,20 +12,18 @@
 #include <unistd.h>
 #include <glib.h>
 #include <glib/gstdio.h>
-#include "block/drive-config.h"
 #include "exec/memory.h"
 #include "hw/ide/ide.h"
 #include "hw/irq.h"
 #include "ide-driver.h"
+#include "ide-machine.h"
+#include "qemu/byte-order.h"
 #include "qemu/log.h"
 #include "qemu/main-loop.h"
 #include "sysemu/dma.h"
-#include "sysemu/drives.h"
+#include "test-ram.h"
 
 #define RAM_SIZE        (16 * 1024 * 1024)
-#define DISK_SECTORS    2048                /* 1 MiB */
-#define CD_BLOCKS       64                  /* 128 KiB */
-#define BMDMA_BASE      0xc000
 #define PRD_TABLE       0x1000
 #define DMA_BUFFER      0x100000
 #define BM(base)        (BMDMA_BASE + ((base) == PRIMARY ? 0 : 8))
@@ -38,7 +36,7 @@
 #define BM_INTR 0x04
 
 static uint8_t *ram;
-static char *disk_path, *cd_path;
+static IDETestMachine machine;
 static bool irq_level[IRQ_MAX_GSI];
 static unsigned irq_raised[IRQ_MAX_GSI];
 
@@ -52,29 +50,12 @@ static void rec_set_level(void *opaque, unsigned gsi, bool level)
 
 /* ---- the image files ---- */
 
-static uint8_t disk_byte(uint64_t offset)
-{
-    return (uint8_t)(offset * 7 + (offset >> 9) * 13 + 1);
-}
-
 static void read_image(const char *path, uint64_t offset, void *buf, size_t len)
 {
     int fd = open(path, O_RDONLY);
     g_assert_cmpint(fd, >=, 0);
     g_assert_cmpint(pread(fd, buf, len, offset), ==, len);
     close(fd);
-}
-
-static char *make_image(const char *dir, const char *name, size_t size)
-{
-    char *path = g_build_filename(dir, name, NULL);
-    uint8_t *data = g_malloc(size);
-    for (size_t i = 0; i < size; i++) {
-        data[i] = disk_byte(i);
-    }
-    g_assert_true(g_file_set_contents(path, (char *)data, size, NULL));
-    g_free(data);
-    return path;
 }
 
 /* ---- driving the registers ---- */
@@ -188,7 +169,7 @@ static void fill_pattern(uint8_t *buf, size_t len, uint8_t seed)
 static void check_image(uint64_t sector, const uint8_t *expect, size_t len)
 {
     g_autofree uint8_t *got = g_malloc(len);
-    read_image(disk_path, sector * 512, got, len);
+    read_image(machine.disk_path, sector * 512, got, len);
     g_assert_cmpmem(got, len, expect, len);
 }
 
@@ -408,15 +389,15 @@ static void test_atapi_commands(void)
     uint8_t capacity[12] = { 0x25 };
     g_assert_cmphex(atapi_command(0, capacity, 0xfffe, buf, &len) & ST_ERR, ==, 0);
     g_assert_cmpuint(len, ==, 8);
-    g_assert_cmpuint(buf[3] | buf[2] << 8, ==, CD_BLOCKS - 1);
-    g_assert_cmpuint(buf[6] << 8 | buf[7], ==, 2048);
+    g_assert_cmpuint(get_be16(buf + 2), ==, CD_BLOCKS - 1);
+    g_assert_cmpuint(get_be16(buf + 6), ==, 2048);
 
     /* READ(10) of 3 blocks from block 5, in DRQ blocks of at most 1000 bytes. */
     uint8_t read10[12] = { 0x28, 0, 0, 0, 0, 5, 0, 0, 3 };
     g_assert_cmphex(atapi_command(0, read10, 1000, buf, &len) & ST_ERR, ==, 0);
     g_assert_cmpuint(len, ==, 3 * 2048);
     g_autofree uint8_t *expect = g_malloc(3 * 2048);
-    read_image(cd_path, 5 * 2048, expect, 3 * 2048);
+    read_image(machine.cd_path, 5 * 2048, expect, 3 * 2048);
     g_assert_cmpmem(buf, len, expect, 3 * 2048);
 
     /* READ(12) of the whole disc, more than one buffer. */
@@ -478,7 +459,7 @@ static void test_atapi_dma(void)
     g_assert_cmphex(bm_finish(SECONDARY) & (BM_ACTIVE | BM_ERROR | BM_INTR), ==, BM_INTR);
     status_ack(SECONDARY);
     g_autofree uint8_t *expect = g_malloc(4 * 2048);
-    read_image(cd_path, 2 * 2048, expect, 4 * 2048);
+    read_image(machine.cd_path, 2 * 2048, expect, 4 * 2048);
     g_assert_cmpmem(ram + DMA_BUFFER, 4 * 2048, expect, 4 * 2048);
 }
 
@@ -545,19 +526,6 @@ static void test_channel_locks(void)
     g_assert_cmpuint(acquisitions("ide-channel1"), ==, ch1 + 2);
 }
 
-static unsigned map_irq(unsigned slot, unsigned pin)
-{
-    return 16;
-}
-
-static void add_drive(GPtrArray *cfgs, const char *optstr)
-{
-    Error *err = NULL;
-    g_assert_true(drive_add(cfgs, optstr, &err));
-    DriveConfig *cfg = g_ptr_array_index(cfgs, cfgs->len - 1);
-    cfg->origin = g_strdup_printf("-drive %s", optstr);
-}
-
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
@@ -566,31 +534,10 @@ int main(int argc, char **argv)
     qemu_loglevel = LOG_GUEST_ERROR;
     irq_set_backend(&(IrqBackend) { .set_level = rec_set_level });
 
-    static MemoryRegion ram_region;
-    ram = g_malloc0(RAM_SIZE);
-    memory_region_init_ram(&ram_region, "ram", RAM_SIZE, ram);
-    address_space_map(address_space_memory, &ram_region, 0, 0);
+    ram = test_ram_map(0, RAM_SIZE);
 
-    g_autofree char *dir = g_dir_make_tmp("test-ide-XXXXXX", NULL);
-    disk_path = make_image(dir, "disk.raw", DISK_SECTORS * 512);
-    cd_path = make_image(dir, "cd.iso", CD_BLOCKS * 2048);
-    GPtrArray *cfgs = drive_config_list_new();
-    g_autofree char *disk = g_strdup_printf("file=%s,format=raw,if=ide,index=0", disk_path);
-    g_autofree char *cd = g_strdup_printf("file=%s,format=raw,if=ide,index=2,media=cdrom",
-                                          cd_path);
-    add_drive(cfgs, disk);
-    add_drive(cfgs, cd);
-    add_drive(cfgs, "if=ide,index=3,media=cdrom");
-
-    Error *err = NULL;
-    test_bus = pci_bus_new(map_irq);
-    DeviceBuses buses = { .pci = test_bus, .ide = piix3_ide_new(test_bus, &err) };
-    g_assert_nonnull(buses.ide);
-    g_assert_true(drives_open(cfgs, &err));
-    g_assert_true(drives_create_devices(DRIVE_IF_IDE, &buses, &err));
-    g_assert_true(pci_bus_assign_resources(test_bus, BMDMA_BASE, 0xffff, 0xe0000000,
-                                           0xfebfffff, &err));
-    pci_bus_config_write(test_bus, PIIX3_IDE_DEVFN, 0x04, 0x5, 2);   /* I/O, bus master */
+    ide_test_machine_init(&machine, "test-ide-XXXXXX", NULL);
+    test_bus = machine.bus;
 
     g_test_add_func("/ide/config-space", test_config_space);
     g_test_add_func("/ide/identify", test_identify);
@@ -606,10 +553,6 @@ int main(int argc, char **argv)
     g_test_add_func("/ide/channel-locks", test_channel_locks);
     int status = g_test_run();
 
-    drives_close_all();
-    g_unlink(disk_path);
-    g_unlink(cd_path);
-    g_rmdir(dir);
-    g_ptr_array_unref(cfgs);
+    ide_test_machine_cleanup(&machine);
     return status;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "hw/i386/boot.h"
+#include "qemu/byte-order.h"
 
 #define MiB (1024 * 1024ULL)
 
@@ -62,13 +63,6 @@ static uint8_t *ram(TestVM *vm, uint64_t gpa, uint64_t len)
     g_assert_nonnull(p);
     return p;
 }
-
-static uint16_t rd16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return v; }
-static uint32_t rd32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
-static uint64_t rd64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
-static void wr16(uint8_t *p, uint16_t v) { memcpy(p, &v, 2); }
-static void wr32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
-static void wr64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
 
 static uint8_t *pattern(size_t len, unsigned seed)
 {
@@ -143,9 +137,9 @@ static void test_guest_memory_ptr(void)
 static void check_e820_copy(TestVM *vm, const uint8_t *p, size_t stride)
 {
     for (unsigned i = 0; i < vm->e820.count; i++, p += stride) {
-        g_assert_cmphex(rd64(p), ==, vm->e820.entries[i].addr);
-        g_assert_cmphex(rd64(p + 8), ==, vm->e820.entries[i].size);
-        g_assert_cmpuint(rd32(p + 16), ==, vm->e820.entries[i].type);
+        g_assert_cmphex(get_le64(p), ==, vm->e820.entries[i].addr);
+        g_assert_cmphex(get_le64(p + 8), ==, vm->e820.entries[i].size);
+        g_assert_cmpuint(get_le32(p + 16), ==, vm->e820.entries[i].type);
     }
 }
 
@@ -157,19 +151,19 @@ static uint8_t *make_bzimage(uint16_t protocol, size_t payload, size_t *size)
     uint8_t *img = pattern(*size, 3);
     memset(img, 0, 5 * 512);
     img[0x1f1] = 0;                     /* 0 means 4 setup sectors */
-    wr16(img + 0x1fe, 0xaa55);
+    put_le16(img + 0x1fe, 0xaa55);
     img[0x200] = 0xeb;
     img[0x201] = 0x66;                  /* header ends at 0x268 */
     memcpy(img + 0x202, "HdrS", 4);
-    wr16(img + 0x206, protocol);
+    put_le16(img + 0x206, protocol);
     img[0x211] = 0x01;                  /* LOADED_HIGH */
-    wr32(img + 0x22c, 0x7fffffff);
-    wr32(img + 0x230, 0x200000);
+    put_le32(img + 0x22c, 0x7fffffff);
+    put_le32(img + 0x230, 0x200000);
     img[0x234] = 1;
-    wr16(img + 0x236, 0x3);             /* XLF_KERNEL_64 | CAN_BE_LOADED_ABOVE_4G */
-    wr32(img + 0x238, 2047);
-    wr64(img + 0x258, 16 * MiB);
-    wr32(img + 0x260, 1 * MiB);
+    put_le16(img + 0x236, 0x3);             /* XLF_KERNEL_64 | CAN_BE_LOADED_ABOVE_4G */
+    put_le32(img + 0x238, 2047);
+    put_le64(img + 0x258, 16 * MiB);
+    put_le32(img + 0x260, 1 * MiB);
     return img;
 }
 
@@ -180,8 +174,8 @@ static void check_gdt_at(TestVM *vm, uint64_t gdt_addr, uint64_t code_descriptor
     g_assert_cmpuint(vm->cpu.gdt_limit, ==, 31);
     g_assert_cmphex(vm->cpu.code_selector, ==, 0x10);
     g_assert_cmphex(vm->cpu.data_selector, ==, 0x18);
-    g_assert_cmphex(rd64(gdt + 0x10), ==, code_descriptor);
-    g_assert_cmphex(rd64(gdt + 0x18), ==, 0x00cf93000000ffffULL);
+    g_assert_cmphex(get_le64(gdt + 0x10), ==, code_descriptor);
+    g_assert_cmphex(get_le64(gdt + 0x18), ==, 0x00cf93000000ffffULL);
 }
 
 static void check_gdt(TestVM *vm, uint64_t code_descriptor)
@@ -192,14 +186,14 @@ static void check_gdt(TestVM *vm, uint64_t code_descriptor)
 static void check_identity_paging(TestVM *vm)
 {
     g_assert_cmphex(vm->cpu.cr3, ==, BOOT_PML4_ADDR);
-    uint64_t pml4e = rd64(ram(vm, vm->cpu.cr3, 8));
+    uint64_t pml4e = get_le64(ram(vm, vm->cpu.cr3, 8));
     g_assert_cmphex(pml4e & 3, ==, 3);
     uint64_t pdpt = pml4e & ~0xfffULL;
     for (uint64_t gib = 0; gib < 4; gib++) {
-        uint64_t pdpte = rd64(ram(vm, pdpt + gib * 8, 8));
+        uint64_t pdpte = get_le64(ram(vm, pdpt + gib * 8, 8));
         g_assert_cmphex(pdpte & 3, ==, 3);
         for (uint64_t i = 0; i < 512; i += 511) {
-            uint64_t pde = rd64(ram(vm, (pdpte & ~0xfffULL) + i * 8, 8));
+            uint64_t pde = get_le64(ram(vm, (pdpte & ~0xfffULL) + i * 8, 8));
             g_assert_cmphex(pde, ==, ((gib << 30) + (i << 21)) | 0x83);
         }
     }
@@ -222,20 +216,20 @@ static void check_bzimage_boot(TestVM *vm, const uint8_t *img, size_t size)
     vm->cfg.initrd = initrd_path;
     vm_load(vm, kernel);
 
-    g_assert_cmphex(rd16(zp + 0x1fe), ==, 0xaa55);
+    g_assert_cmphex(get_le16(zp + 0x1fe), ==, 0xaa55);
     g_assert_cmpmem(zp + 0x202, 4, "HdrS", 4);
-    g_assert_cmphex(rd16(zp + 0x206), ==, rd16(img + 0x206));
+    g_assert_cmphex(get_le16(zp + 0x206), ==, get_le16(img + 0x206));
     g_assert_cmphex(zp[0x210], ==, 0xff);
     g_assert_cmphex(zp[0x211] & 0x81, ==, 0x81);
-    g_assert_cmphex(rd32(zp + 0x228), ==, BOOT_CMDLINE_ADDR);
+    g_assert_cmphex(get_le32(zp + 0x228), ==, BOOT_CMDLINE_ADDR);
     g_assert_cmpstr((char *)ram(vm, BOOT_CMDLINE_ADDR, 1001), ==, cmdline);
 
-    uint64_t top = MIN(vm->mem.below_4g, (uint64_t)rd32(img + 0x22c) + 1);
+    uint64_t top = MIN(vm->mem.below_4g, (uint64_t)get_le32(img + 0x22c) + 1);
     uint64_t initrd_addr = (top - initrd_len) & ~0xfffULL;
-    g_assert_cmphex(rd32(zp + 0x218), ==, initrd_addr);
-    g_assert_cmpuint(rd32(zp + 0x21c), ==, initrd_len);
+    g_assert_cmphex(get_le32(zp + 0x218), ==, initrd_addr);
+    g_assert_cmpuint(get_le32(zp + 0x21c), ==, initrd_len);
     g_assert_cmpmem(ram(vm, initrd_addr, initrd_len), initrd_len, initrd, initrd_len);
-    g_assert_cmpuint(initrd_addr, >=, rd64(img + 0x258) + rd32(img + 0x260));
+    g_assert_cmpuint(initrd_addr, >=, get_le64(img + 0x258) + get_le32(img + 0x260));
 
     g_assert_cmpuint(zp[0x1e8], ==, vm->e820.count);
     check_e820_copy(vm, zp + 0x2d0, 20);
@@ -318,7 +312,7 @@ static void test_bzimage_errors(void)
     assert_image_fails(&vm, g_memdup2(img, size), 5 * 512, "truncated");
     assert_image_fails(&vm, g_memdup2(img, size), 0x240, "truncated");
     uint8_t *old = g_memdup2(img, size);
-    wr16(old + 0x206, 0x0200);
+    put_le16(old + 0x206, 0x0200);
     assert_image_fails(&vm, old, size, "2.00 is too old");
 
     g_autofree char *good = vm_file(&vm, "good", img, size);
@@ -366,19 +360,19 @@ static uint8_t *make_elf(bool is64, uint64_t entry, const TestSegment *segs,
     memcpy(img, "\x7f" "ELF", 4);
     img[4] = is64 ? 2 : 1;
     img[5] = img[6] = 1;
-    wr16(img + 0x10, 2);
-    wr16(img + 0x12, is64 ? 62 : 3);
+    put_le16(img + 0x10, 2);
+    put_le16(img + 0x12, is64 ? 62 : 3);
     put_word(img + 0x18, is64, entry);
     put_word(img + (is64 ? 0x20 : 0x1c), is64, ehdr);
-    wr16(img + (is64 ? 0x36 : 0x2a), phent);
-    wr16(img + (is64 ? 0x38 : 0x2c), count);
+    put_le16(img + (is64 ? 0x36 : 0x2a), phent);
+    put_le16(img + (is64 ? 0x38 : 0x2c), count);
     for (unsigned i = 0; i < count; i++) {
         uint8_t *ph = img + ehdr + i * phent;
         /* p_offset, p_vaddr, p_paddr, p_filesz, p_memsz: consecutive words
          * after p_type (and, in ELF64, p_flags). */
         const uint64_t fields[] = { offset, segs[i].vaddr, segs[i].paddr,
                                     segs[i].filesz, segs[i].memsz };
-        wr32(ph, segs[i].type);
+        put_le32(ph, segs[i].type);
         for (unsigned f = 0; f < G_N_ELEMENTS(fields); f++) {
             put_word(ph + (is64 ? 8 : 4) * (f + 1), is64, fields[f]);
         }
@@ -391,9 +385,9 @@ static uint8_t *make_elf(bool is64, uint64_t entry, const TestSegment *segs,
 /* A "Xen" note: namesz 4, descsz, type, name, desc (desc_len 4 or 8). */
 static size_t put_xen_note(uint8_t *p, uint32_t type, uint64_t desc, size_t desc_len)
 {
-    wr32(p, 4);
-    wr32(p + 4, desc_len);
-    wr32(p + 8, type);
+    put_le32(p, 4);
+    put_le32(p + 4, desc_len);
+    put_le32(p + 8, type);
     memcpy(p + 12, "Xen", 4);
     memcpy(p + 16, &desc, desc_len);
     return 16 + desc_len;
@@ -415,12 +409,12 @@ static uint8_t *make_pvh_elf(bool is64, uint64_t paddr, uint64_t entry, size_t *
 static void check_pvh_start_info(TestVM *vm, uint64_t entry, const char *cmdline)
 {
     const uint8_t *si = ram(vm, BOOT_INFO_ADDR, 56);
-    g_assert_cmphex(rd32(si), ==, 0x336ec578);
-    g_assert_cmpuint(rd32(si + 4), ==, 1);
-    g_assert_cmpstr((char *)ram(vm, rd64(si + 24), 1), ==, cmdline);
-    g_assert_cmphex(rd64(si + 32), ==, vm->cfg.rsdp_addr);
-    g_assert_cmpuint(rd32(si + 48), ==, vm->e820.count);
-    check_e820_copy(vm, ram(vm, rd64(si + 40), vm->e820.count * 24), 24);
+    g_assert_cmphex(get_le32(si), ==, 0x336ec578);
+    g_assert_cmpuint(get_le32(si + 4), ==, 1);
+    g_assert_cmpstr((char *)ram(vm, get_le64(si + 24), 1), ==, cmdline);
+    g_assert_cmphex(get_le64(si + 32), ==, vm->cfg.rsdp_addr);
+    g_assert_cmpuint(get_le32(si + 48), ==, vm->e820.count);
+    check_e820_copy(vm, ram(vm, get_le64(si + 40), vm->e820.count * 24), 24);
     g_assert_cmpint(vm->cpu.mode, ==, BOOT_CPU_PROTECTED32);
     g_assert_cmphex(vm->cpu.rip, ==, entry);
     g_assert_cmphex(vm->cpu.rbx, ==, BOOT_INFO_ADDR);
@@ -431,11 +425,11 @@ static void check_pvh_start_info(TestVM *vm, uint64_t entry, const char *cmdline
 static void check_pvh_initrd(TestVM *vm, const uint8_t *data, size_t len)
 {
     const uint8_t *si = ram(vm, BOOT_INFO_ADDR, 56);
-    g_assert_cmpuint(rd32(si + 12), ==, 1);
-    const uint8_t *mod = ram(vm, rd64(si + 16), 32);
-    g_assert_cmphex(rd64(mod), ==, (vm->mem.below_4g - len) & ~0xfffULL);
-    g_assert_cmpuint(rd64(mod + 8), ==, len);
-    g_assert_cmpmem(ram(vm, rd64(mod), len), len, data, len);
+    g_assert_cmpuint(get_le32(si + 12), ==, 1);
+    const uint8_t *mod = ram(vm, get_le64(si + 16), 32);
+    g_assert_cmphex(get_le64(mod), ==, (vm->mem.below_4g - len) & ~0xfffULL);
+    g_assert_cmpuint(get_le64(mod + 8), ==, len);
+    g_assert_cmpmem(ram(vm, get_le64(mod), len), len, data, len);
 }
 
 static void test_pvh_synthetic(void)
@@ -489,9 +483,9 @@ static void test_pvh_real(void)
     check_pvh_start_info(&vm, entry, vm.cfg.cmdline);
     check_pvh_initrd(&vm, initrd, 5000);
     /* The entry code was loaded: it matches the file at the segment offset. */
-    const uint8_t *ph = (uint8_t *)img + rd64((uint8_t *)img + 0x20);
-    g_assert_cmpuint(rd32(ph), ==, 1);
-    g_assert_cmpmem(ram(&vm, rd64(ph + 0x18), 4096), 4096, img + rd64(ph + 8), 4096);
+    const uint8_t *ph = (uint8_t *)img + get_le64((uint8_t *)img + 0x20);
+    g_assert_cmpuint(get_le32(ph), ==, 1);
+    g_assert_cmpmem(ram(&vm, get_le64(ph + 0x18), 4096), 4096, img + get_le64(ph + 8), 4096);
     vm_cleanup(&vm);
 }
 
@@ -501,9 +495,9 @@ static void test_pvh_real(void)
 
 static void put_mb_header(uint8_t *p, uint32_t flags, uint32_t checksum_delta)
 {
-    wr32(p, MB_MAGIC);
-    wr32(p + 4, flags);
-    wr32(p + 8, -(MB_MAGIC + flags) + checksum_delta);
+    put_le32(p, MB_MAGIC);
+    put_le32(p + 4, flags);
+    put_le32(p + 8, -(MB_MAGIC + flags) + checksum_delta);
 }
 
 /* A 32-bit higher-half ELF: linked at 0xc0100000, loaded at 1 MiB. */
@@ -544,31 +538,31 @@ static void test_multiboot_elf(void)
     check_gdt(&vm, 0x00cf9b000000ffffULL);
 
     const uint8_t *info = ram(&vm, BOOT_INFO_ADDR, 88);
-    g_assert_cmphex(rd32(info) & 0x24d, ==, 0x24d);   /* mem, cmdline, mods, mmap, name */
-    g_assert_cmpuint(rd32(info + 4), ==, 639);
-    g_assert_cmpuint(rd32(info + 8), ==, 63 * 1024);
+    g_assert_cmphex(get_le32(info) & 0x24d, ==, 0x24d);   /* mem, cmdline, mods, mmap, name */
+    g_assert_cmpuint(get_le32(info + 4), ==, 639);
+    g_assert_cmpuint(get_le32(info + 8), ==, 63 * 1024);
     g_autofree char *cmdline = g_strdup_printf("%s console=ttyS0 foo", kernel);
-    g_assert_cmpstr((char *)ram(&vm, rd32(info + 16), 1), ==, cmdline);
-    g_assert_cmpstr((char *)ram(&vm, rd32(info + 64), 1), ==, "qemu-pdl");
+    g_assert_cmpstr((char *)ram(&vm, get_le32(info + 16), 1), ==, cmdline);
+    g_assert_cmpstr((char *)ram(&vm, get_le32(info + 64), 1), ==, "qemu-pdl");
 
-    g_assert_cmpuint(rd32(info + 20), ==, 2);
-    const uint8_t *mods = ram(&vm, rd32(info + 24), 32);
-    uint32_t start1 = rd32(mods), start2 = rd32(mods + 16);
+    g_assert_cmpuint(get_le32(info + 20), ==, 2);
+    const uint8_t *mods = ram(&vm, get_le32(info + 24), 32);
+    uint32_t start1 = get_le32(mods), start2 = get_le32(mods + 16);
     g_assert_cmphex(start1, ==, MiB + 0x4000);       /* page after kernel + bss */
-    g_assert_cmphex(rd32(mods + 4), ==, start1 + 12);
+    g_assert_cmphex(get_le32(mods + 4), ==, start1 + 12);
     g_assert_cmpmem(ram(&vm, start1, 12), 12, "first module", 12);
     g_autofree char *string1 = g_strdup_printf("%s arg1 arg2", mod1_path);
-    g_assert_cmpstr((char *)ram(&vm, rd32(mods + 8), 1), ==, string1);
+    g_assert_cmpstr((char *)ram(&vm, get_le32(mods + 8), 1), ==, string1);
     g_assert_cmphex(start2, ==, start1 + 0x1000);
-    g_assert_cmphex(rd32(mods + 20), ==, start2 + 5000);
+    g_assert_cmphex(get_le32(mods + 20), ==, start2 + 5000);
     g_assert_cmpmem(ram(&vm, start2, 5000), 5000, mod2, 5000);
     g_autofree char *string2 = g_strdup_printf("%s x,y", mod2_path);
-    g_assert_cmpstr((char *)ram(&vm, rd32(mods + 24), 1), ==, string2);
+    g_assert_cmpstr((char *)ram(&vm, get_le32(mods + 24), 1), ==, string2);
 
-    g_assert_cmpuint(rd32(info + 44), ==, vm.e820.count * 24);
-    const uint8_t *mmap = ram(&vm, rd32(info + 48), vm.e820.count * 24);
+    g_assert_cmpuint(get_le32(info + 44), ==, vm.e820.count * 24);
+    const uint8_t *mmap = ram(&vm, get_le32(info + 48), vm.e820.count * 24);
     for (unsigned i = 0; i < vm.e820.count; i++) {
-        g_assert_cmpuint(rd32(mmap + i * 24), ==, 20);   /* size of the rest */
+        g_assert_cmpuint(get_le32(mmap + i * 24), ==, 20);   /* size of the rest */
     }
     check_e820_copy(&vm, mmap + 4, 24);
     vm_cleanup(&vm);
@@ -580,11 +574,11 @@ static uint8_t *make_mb_aout(uint32_t load_addr, size_t *size)
     *size = 256;
     uint8_t *img = pattern(*size, 8);
     put_mb_header(img + 16, 0x10003, 0);
-    wr32(img + 28, load_addr + 16);             /* header_addr */
-    wr32(img + 32, load_addr);
-    wr32(img + 36, load_addr + *size);          /* load_end_addr */
-    wr32(img + 40, load_addr + *size + 0x2000); /* bss_end_addr */
-    wr32(img + 44, load_addr + 0x40);           /* entry_addr */
+    put_le32(img + 28, load_addr + 16);             /* header_addr */
+    put_le32(img + 32, load_addr);
+    put_le32(img + 36, load_addr + *size);          /* load_end_addr */
+    put_le32(img + 40, load_addr + *size + 0x2000); /* bss_end_addr */
+    put_le32(img + 44, load_addr + 0x40);           /* entry_addr */
     return img;
 }
 
@@ -607,8 +601,8 @@ static void test_multiboot_aout(void)
     g_assert_cmphex(vm.cpu.rax, ==, 0x2BADB002);
     const uint8_t *info = ram(&vm, BOOT_INFO_ADDR, 88);
     g_autofree char *cmdline = g_strdup_printf("%s ", kernel);
-    g_assert_cmpstr((char *)ram(&vm, rd32(info + 16), 1), ==, cmdline);
-    g_assert_cmpuint(rd32(info + 20), ==, 0);
+    g_assert_cmpstr((char *)ram(&vm, get_le32(info + 16), 1), ==, cmdline);
+    g_assert_cmpuint(get_le32(info + 20), ==, 0);
     vm_cleanup(&vm);
 }
 
@@ -634,11 +628,11 @@ static void test_multiboot_low_segment(void)
     g_assert_cmphex(vm.cpu.rbx, >=, area);
     const uint8_t *info = ram(&vm, vm.cpu.rbx, 88);
     g_autofree char *cmdline = g_strdup_printf("%s low", kernel);
-    g_assert_cmphex(rd32(info + 16), >=, area);
-    g_assert_cmpstr((char *)ram(&vm, rd32(info + 16), 1), ==, cmdline);
-    g_assert_cmpstr((char *)ram(&vm, rd32(info + 64), 1), ==, "qemu-pdl");
-    const uint8_t *mod = ram(&vm, rd32(info + 24), 16);
-    g_assert_cmphex(rd32(mod), ==, MiB);
+    g_assert_cmphex(get_le32(info + 16), >=, area);
+    g_assert_cmpstr((char *)ram(&vm, get_le32(info + 16), 1), ==, cmdline);
+    g_assert_cmpstr((char *)ram(&vm, get_le32(info + 64), 1), ==, "qemu-pdl");
+    const uint8_t *mod = ram(&vm, get_le32(info + 24), 16);
+    g_assert_cmphex(get_le32(mod), ==, MiB);
     g_assert_cmpmem(ram(&vm, MiB, 6), 6, "module", 6);
     vm_cleanup(&vm);
 }

@@ -207,7 +207,8 @@ static GHashTable *fake_kernel_objects(const MemoryRegionSection *s)
     return mine;
 }
 
-static void fake_kernel_add(MemoryListener *l, AddressSpace *as, const MemoryRegionSection *s)
+/* Register (add) or unregister section s's objects with the fake. */
+static void fake_kernel_update(MemoryListener *l, const MemoryRegionSection *s, bool add)
 {
     FakeKernel *k = (FakeKernel *)l;
     GHashTable *mine = fake_kernel_objects(s);
@@ -215,24 +216,25 @@ static void fake_kernel_add(MemoryListener *l, AddressSpace *as, const MemoryReg
     gpointer key;
     g_hash_table_iter_init(&it, mine);
     while (g_hash_table_iter_next(&it, &key, NULL)) {
-        /* KVM refuses a duplicate: so does the fake. */
-        g_assert_false(g_hash_table_contains(k->registered, key));
-        g_hash_table_add(k->registered, g_strdup(key));
+        if (add) {
+            /* KVM refuses a duplicate: so does the fake. */
+            g_assert_false(g_hash_table_contains(k->registered, key));
+            g_hash_table_add(k->registered, g_strdup(key));
+        } else {
+            g_assert_true(g_hash_table_remove(k->registered, key));
+        }
     }
     g_hash_table_destroy(mine);
 }
 
+static void fake_kernel_add(MemoryListener *l, AddressSpace *as, const MemoryRegionSection *s)
+{
+    fake_kernel_update(l, s, true);
+}
+
 static void fake_kernel_del(MemoryListener *l, AddressSpace *as, const MemoryRegionSection *s)
 {
-    FakeKernel *k = (FakeKernel *)l;
-    GHashTable *mine = fake_kernel_objects(s);
-    GHashTableIter it;
-    gpointer key;
-    g_hash_table_iter_init(&it, mine);
-    while (g_hash_table_iter_next(&it, &key, NULL)) {
-        g_assert_true(g_hash_table_remove(k->registered, key));
-    }
-    g_hash_table_destroy(mine);
+    fake_kernel_update(l, s, false);
 }
 
 /* The registered set, sorted, as one string. */

@@ -5,7 +5,8 @@
 #include <string.h>
 #include <glib.h>
 #include "hw/i386/mptable.h"
-#include "le-bytes.h"
+#include "qemu/byte-order.h"
+#include "qemu/bytesum.h"
 
 #define RAM_1M          0x100000ULL
 #define BIOS_AREA_START 0xf0000ULL
@@ -68,7 +69,7 @@ static void assert_zero(const uint8_t *p, size_t len)
 static void parse_route(const uint8_t *e, ParsedRoute *r)
 {
     *r = (ParsedRoute){
-        .irq_type = e[1], .flags = get16(e + 2), .bus = e[4],
+        .irq_type = e[1], .flags = get_le16(e + 2), .bus = e[4],
         .bus_irq = e[5], .dest_id = e[6], .dest_pin = e[7],
     };
 }
@@ -85,7 +86,7 @@ static size_t parse_entry(ParsedMP *mp, const uint8_t *e, uint8_t *last_type)
         g_assert_cmpuint(mp->ncpus, <, MAX_CPUS);
         mp->cpus[mp->ncpus++] = (ParsedCpu){
             .apic_id = e[1], .apic_version = e[2], .flags = e[3],
-            .signature = get32(e + 4), .features = get32(e + 8),
+            .signature = get_le32(e + 4), .features = get_le32(e + 8),
         };
         return 20;
     case 1:
@@ -98,7 +99,7 @@ static size_t parse_entry(ParsedMP *mp, const uint8_t *e, uint8_t *last_type)
         mp->ioapic_id = e[1];
         mp->ioapic_version = e[2];
         mp->ioapic_flags = e[3];
-        mp->ioapic_addr = get32(e + 4);
+        mp->ioapic_addr = get_le32(e + 4);
         return 8;
     case 3:
         g_assert_cmpuint(mp->nio_routes, <, MAX_ROUTES);
@@ -134,23 +135,23 @@ static void parse_mp(const Guest *g, ParsedMP *mp)
     g_assert_cmpuint(fp[8], ==, 1);
     mp->fp_spec_rev = fp[9];
     memcpy(mp->fp_features, fp + 11, 5);
-    mp->table_addr = get32(fp + 4);
+    mp->table_addr = get_le32(fp + 4);
 
     g_assert_cmpuint(mp->table_addr, <, g->mem.below_4g - 44);
     const uint8_t *hdr = g->ram + mp->table_addr;
     g_assert_cmpmem(hdr, 4, "PCMP", 4);
-    uint16_t length = get16(hdr + 4);
+    uint16_t length = get_le16(hdr + 4);
     g_assert_cmpuint(mp->table_addr + length, <=, g->mem.below_4g);
     g_assert_cmpuint(byte_sum(hdr, length), ==, 0);
     mp->spec_rev = hdr[6];
     memcpy(mp->oem_id, hdr + 8, 8);
-    mp->oem_table_addr = get32(hdr + 28);
-    mp->oem_table_size = get16(hdr + 32);
-    mp->lapic_addr = get32(hdr + 36);
-    mp->ext_length = get16(hdr + 40);
+    mp->oem_table_addr = get_le32(hdr + 28);
+    mp->oem_table_size = get_le16(hdr + 32);
+    mp->lapic_addr = get_le32(hdr + 36);
+    mp->ext_length = get_le16(hdr + 40);
     assert_zero(hdr + 42, 2);       /* extended checksum, reserved */
 
-    uint16_t count = get16(hdr + 34);
+    uint16_t count = get_le16(hdr + 34);
     size_t offset = 44;
     uint8_t last_type = 0;
     for (uint16_t i = 0; i < count; i++) {

@@ -26,6 +26,7 @@
 #include <seccomp.h>
 #include "net/tap.h"
 #include "net/vnet-hdr.h"
+#include "qemu/byte-order.h"
 #include "net-stub.h"
 
 #define TIMEOUT_MS 5000
@@ -50,8 +51,7 @@ static GBytes *tap_test_frame(size_t size, unsigned seed)
     uint8_t *data = g_memdup2(g_bytes_get_data(body, NULL), size);
     memset(data, 0xff, 6);
     memcpy(data + 6, (uint8_t[]){ 0x52, 0x54, 0x00, 0xaa, 0xbb, 0xcc }, 6);
-    data[12] = TEST_ETHERTYPE >> 8;
-    data[13] = TEST_ETHERTYPE & 0xff;
+    put_be16(data + 12, TEST_ETHERTYPE);
     return g_bytes_new_take(data, size);
 }
 

@@ -10,11 +10,9 @@
  * werror=stop (ide0-hd1) that keeps the guest's command until cont.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <string.h>
-#include <sys/mount.h>
 #include <sys/resource.h>
 #include <unistd.h>
 #include <glib.h>
@@ -22,30 +20,21 @@
 #include "block/drive-config.h"
 #include "hw/ide/ide.h"
 #include "hw/irq.h"
+#include "full-tmpfs.h"
 #include "ide-driver.h"
+#include "ide-machine.h"
 #include "monitor/qmp.h"
+#include "qemu/byte-order.h"
 #include "qemu/log.h"
 #include "sysemu/drives.h"
 #include "sysemu/iothread.h"
 #include "sysemu/runstate.h"
 
-#define DISK_SECTORS    2048                /* 1 MiB */
-#define CD_BLOCKS       64                  /* 128 KiB */
 #define CD2_BLOCKS      256                 /* 512 KiB: two buffers' worth */
 
-static char *dir, *cd2_path;
+static IDETestMachine machine;
+static char *cd2_path;
 static GPtrArray *events;   /* "NAME {data}" strings */
-
-static char *make_image(const char *name, size_t size)
-{
-    char *path = g_build_filename(dir, name, NULL);
-    g_autofree uint8_t *data = g_malloc(size);
-    for (size_t i = 0; i < size; i++) {
-        data[i] = (uint8_t)(i * 7 + 1);
-    }
-    g_assert_true(g_file_set_contents(path, (char *)data, size, NULL));
-    return path;
-}
 
 /* ---- events ---- */
 
@@ -159,7 +148,7 @@ static uint32_t read_capacity_blocks(int unit)
     const uint8_t cdb[12] = { 0x25 };
     uint8_t buf[8];
     g_assert_cmphex(atapi_command(unit, cdb, 0xfffe, buf, NULL) & ST_ERR, ==, 0);
-    return (uint32_t)buf[0] << 24 | buf[1] << 16 | buf[2] << 8 | buf[3];
+    return get_be32(buf);
 }
 
 static void prevent_removal(int unit, bool prevent)
@@ -476,7 +465,7 @@ static void test_errors(void)
     qmp_expect_error("blockdev-change-medium",
                      "{\"device\": \"ide0-hd0\", \"filename\": \"/dev/null\"}",
                      ERROR_CLASS_GENERIC_ERROR, "Device 'ide0-hd0' is not removable");
-    g_autofree char *missing = g_build_filename(dir, "missing.iso", NULL);
+    g_autofree char *missing = g_build_filename(machine.dir, "missing.iso", NULL);
     g_autofree char *args = g_strdup_printf("{\"device\": \"ide1-cd1\", \"filename\": \"%s\"}",
                                             missing);
     g_autofree char *msg = g_strdup_printf("Could not open '%s': No such file or directory",
@@ -541,18 +530,10 @@ static void test_io_error_event(void)
  * needs root. */
 static void test_io_error_nospace(void)
 {
-    g_autofree char *mnt = g_build_filename(dir, "full", NULL);
-    g_mkdir(mnt, 0700);
-    if (mount("tmpfs", mnt, "tmpfs", 0, "size=64k") < 0) {
-        g_test_skip("cannot mount a small tmpfs (needs root)");
-        g_rmdir(mnt);
+    char *path = full_tmpfs_image_new(machine.dir, "64k", 1024 * 1024);   /* room for 64k */
+    if (!path) {
         return;
     }
-    g_autofree char *path = g_build_filename(mnt, "sparse.img", NULL);
-    int fd = open(path, O_CREAT | O_WRONLY, 0600);
-    g_assert_cmpint(fd, >=, 0);
-    g_assert_cmpint(ftruncate(fd, 1024 * 1024), ==, 0);    /* sparse: room for 64k only */
-    close(fd);
     DriveConfig cfg = { .id = (char *)"full0", .file = path, .format = DRIVE_FORMAT_RAW };
     Error *err = NULL;
     BlockBackend *blk = blk_new_open(&cfg, &err);
@@ -570,9 +551,7 @@ static void test_io_error_nospace(void)
     g_assert_cmpuint(snap.kind[BLOCK_ACCT_WRITE].failed_ops, ==, 1);
     g_assert_cmpuint(snap.kind[BLOCK_ACCT_WRITE].ops, ==, 0);
     blk_unref(blk);
-    g_unlink(path);
-    g_assert_cmpint(umount(mnt), ==, 0);
-    g_rmdir(mnt);
+    full_tmpfs_image_free(path);
 }
 
 /* werror=stop on an ATA disk (ide0-hd1): the guest's write stays busy
@@ -643,7 +622,7 @@ static void count_done(void *opaque, int ret)
 static void test_blockstats_from_iothread(void)
 {
     enum { REQUESTS = 200 };
-    g_autofree char *path = make_image("iot.raw", REQUESTS * 512);
+    g_autofree char *path = ide_test_image_new(machine.dir, "iot.raw", REQUESTS * 512);
     DriveConfig cfg = { .id = (char *)"iot0", .file = path, .format = DRIVE_FORMAT_RAW,
                         .read_only = true };
     Error *err = NULL;
@@ -676,21 +655,8 @@ static void test_blockstats_from_iothread(void)
 
 /* ---- the machine ---- */
 
-static void add_drive(GPtrArray *cfgs, const char *optstr)
-{
-    Error *err = NULL;
-    g_assert_true(drive_add(cfgs, optstr, &err));
-    DriveConfig *cfg = g_ptr_array_index(cfgs, cfgs->len - 1);
-    cfg->origin = g_strdup_printf("-drive %s", optstr);
-}
-
 static void ignore_level(void *opaque, unsigned gsi, bool level)
 {
-}
-
-static unsigned map_irq(unsigned slot, unsigned pin)
-{
-    return 16;
 }
 
 int main(int argc, char **argv)
@@ -702,30 +668,8 @@ int main(int argc, char **argv)
     events = g_ptr_array_new_with_free_func(g_free);
     qmp_event_add_sink(record_event, NULL);
 
-    dir = g_dir_make_tmp("test-qmp-block-XXXXXX", NULL);
-    g_autofree char *disk_path = make_image("disk.raw", DISK_SECTORS * 512);
-    g_autofree char *cd_path = make_image("cd.iso", CD_BLOCKS * 2048);
-    cd2_path = make_image("cd2.iso", CD2_BLOCKS * 2048);
-    GPtrArray *cfgs = drive_config_list_new();
-    g_autofree char *disk = g_strdup_printf("file=%s,format=raw,if=ide,index=0", disk_path);
-    g_autofree char *cd = g_strdup_printf("file=%s,format=raw,if=ide,index=2,media=cdrom",
-                                          cd_path);
-    g_autofree char *stop_path = make_image("stop.raw", DISK_SECTORS * 512);
-    g_autofree char *stop_disk = g_strdup_printf("file=%s,format=raw,if=ide,index=1,"
-                                                 "werror=stop", stop_path);
-    add_drive(cfgs, disk);
-    add_drive(cfgs, stop_disk);
-    add_drive(cfgs, cd);
-    add_drive(cfgs, "if=ide,index=3,media=cdrom");
-
-    Error *err = NULL;
-    PCIBus *bus = pci_bus_new(map_irq);
-    DeviceBuses buses = { .pci = bus, .ide = piix3_ide_new(bus, &err) };
-    g_assert_nonnull(buses.ide);
-    g_assert_true(drives_open(cfgs, &err));
-    g_assert_true(drives_create_devices(DRIVE_IF_IDE, &buses, &err));
-    g_assert_true(pci_bus_assign_resources(bus, 0xc000, 0xffff, 0xe0000000, 0xfebfffff, &err));
-    pci_bus_config_write(bus, PIIX3_IDE_DEVFN, 0x04, 0x5, 2);   /* I/O, bus master */
+    ide_test_machine_init(&machine, "test-qmp-block-XXXXXX", "werror=stop");
+    cd2_path = ide_test_image_new(machine.dir, "cd2.iso", CD2_BLOCKS * 2048);
 
     g_test_add_func("/qmp-block/query-block", test_query_block);
     g_test_add_func("/qmp-block/blockstats/count", test_blockstats_count);
@@ -742,12 +686,9 @@ int main(int argc, char **argv)
     int status = g_test_run();
 
     qmp_event_remove_sink(record_event, NULL);
-    drives_close_all();
-    g_unlink(disk_path);
-    g_unlink(stop_path);
-    g_unlink(cd_path);
     g_unlink(cd2_path);
-    g_rmdir(dir);
+    g_free(cd2_path);
+    ide_test_machine_cleanup(&machine);
     g_ptr_array_unref(events);
     return status;
 }

@@ -21,6 +21,7 @@
 #include "net/checksum.h"
 #include "net/net.h"
 #include "net/netdev-config.h"
+#include "qemu/byte-order.h"
 #include "qemu/iov.h"
 #include "qemu/keyval.h"
 #include "sysemu/iothread.h"
@@ -42,30 +43,6 @@
 
 static const uint8_t guest_mac[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 };
 static const uint8_t broadcast_mac[6] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff };
-
-/* ---- big-endian fields ---- */
-
-static void put16(uint8_t *p, uint16_t v)
-{
-    p[0] = v >> 8;
-    p[1] = v;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-    put16(p, v >> 16);
-    put16(p + 2, v);
-}
-
-static uint16_t get16(const uint8_t *p)
-{
-    return p[0] << 8 | p[1];
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-    return (uint32_t)get16(p) << 16 | get16(p + 2);
-}
 
 static uint32_t ip_of(const char *text)
 {
@@ -134,7 +111,7 @@ static size_t put_eth(uint8_t *f, const uint8_t *dst, uint16_t type)
 {
     memcpy(f, dst, 6);
     memcpy(f + 6, guest_mac, 6);
-    put16(f + 12, type);
+    put_be16(f + 12, type);
     return ETH_HLEN;
 }
 
@@ -142,12 +119,12 @@ static size_t put_ipv4(uint8_t *ip, uint8_t proto, uint32_t src, uint32_t dst, s
 {
     memset(ip, 0, IP_HLEN);
     ip[0] = 0x45;
-    put16(ip + 2, IP_HLEN + payload);
+    put_be16(ip + 2, IP_HLEN + payload);
     ip[8] = 64;
     ip[9] = proto;
-    put32(ip + 12, src);
-    put32(ip + 16, dst);
-    put16(ip + 10, net_checksum_finish(net_checksum_add(0, ip, IP_HLEN)));
+    put_be32(ip + 12, src);
+    put_be32(ip + 16, dst);
+    put_be16(ip + 10, net_checksum_finish(net_checksum_add(0, ip, IP_HLEN)));
     return IP_HLEN;
 }
 
@@ -155,10 +132,10 @@ static size_t put_ipv4(uint8_t *ip, uint8_t proto, uint32_t src, uint32_t dst, s
 static uint32_t tcp_pseudo_sum(uint32_t src, uint32_t dst, size_t tcp_len)
 {
     uint8_t pseudo[12] = { 0 };
-    put32(pseudo, src);
-    put32(pseudo + 4, dst);
+    put_be32(pseudo, src);
+    put_be32(pseudo + 4, dst);
     pseudo[9] = 6;
-    put16(pseudo + 10, tcp_len);
+    put_be16(pseudo + 10, tcp_len);
     return net_checksum_add(0, pseudo, sizeof(pseudo));
 }
 
@@ -169,10 +146,10 @@ static void guest_send_udp(Guest *g, const uint8_t *dst_mac, uint32_t src, uint3
     g_assert_cmpuint(ETH_HLEN + IP_HLEN + UDP_HLEN + len, <=, sizeof(f));
     size_t n = put_eth(f, dst_mac, ETH_P_IP);
     n += put_ipv4(f + n, 17, src, dst, UDP_HLEN + len);
-    put16(f + n, sport);
-    put16(f + n + 2, dport);
-    put16(f + n + 4, UDP_HLEN + len);
-    put16(f + n + 6, 0);        /* no checksum: allowed over IPv4 */
+    put_be16(f + n, sport);
+    put_be16(f + n + 2, dport);
+    put_be16(f + n + 4, UDP_HLEN + len);
+    put_be16(f + n + 6, 0);        /* no checksum: allowed over IPv4 */
     memcpy(f + n + UDP_HLEN, data, len);
     guest_send(g, f, n + UDP_HLEN + len);
 }
@@ -187,23 +164,23 @@ static void guest_send_tcp(Guest *g, uint8_t flags, const uint8_t *data, size_t 
     n += put_ipv4(f + n, 6, g->ip, g->peer_ip, hlen + len);
     uint8_t *tcp = f + n;
     memset(tcp, 0, hlen);
-    put16(tcp, g->port);
-    put16(tcp + 2, g->peer_port);
-    put32(tcp + 4, g->snd_nxt);
-    put32(tcp + 8, g->rcv_nxt);
+    put_be16(tcp, g->port);
+    put_be16(tcp + 2, g->peer_port);
+    put_be32(tcp + 4, g->snd_nxt);
+    put_be32(tcp + 8, g->rcv_nxt);
     tcp[12] = (hlen / 4) << 4;
     tcp[13] = flags;
-    put16(tcp + 14, 65535);
+    put_be16(tcp + 14, 65535);
     if (syn) {
         tcp[20] = 2;
         tcp[21] = 4;
-        put16(tcp + 22, 1460);
+        put_be16(tcp + 22, 1460);
     }
     if (len) {
         memcpy(tcp + hlen, data, len);
     }
     uint32_t sum = tcp_pseudo_sum(g->ip, g->peer_ip, hlen + len);
-    put16(tcp + 16, net_checksum_finish(net_checksum_add(sum, tcp, hlen + len)));
+    put_be16(tcp + 16, net_checksum_finish(net_checksum_add(sum, tcp, hlen + len)));
     guest_send(g, f, n + hlen + len);
     g->snd_nxt += len + (syn ? 1 : 0) + (flags & TCP_FIN ? 1 : 0);
 }
@@ -224,13 +201,13 @@ static Rx rx_parse(const GByteArray *f)
 {
     Rx rx = { .frame = f->data, .len = f->len };
     g_assert_cmpuint(f->len, >=, ETH_HLEN);
-    rx.type = get16(f->data + 12);
+    rx.type = get_be16(f->data + 12);
     if (rx.type != ETH_P_IP) {
         return rx;
     }
     rx.ip = f->data + ETH_HLEN;
     size_t ihl = (rx.ip[0] & 0xf) * 4;
-    size_t total = get16(rx.ip + 2);
+    size_t total = get_be16(rx.ip + 2);
     g_assert_cmpuint(rx.ip[0] >> 4, ==, 4);
     g_assert_cmpuint(ETH_HLEN + total, <=, f->len);
     g_assert_cmpuint(net_checksum_finish(net_checksum_add(0, rx.ip, ihl)), ==, 0);
@@ -244,15 +221,15 @@ static Rx rx_parse(const GByteArray *f)
 static bool guest_answer_arp(Guest *g, const Rx *rx)
 {
     const uint8_t *arp = rx->frame + ETH_HLEN;
-    if (rx->type != ETH_P_ARP || get16(arp + 6) != 1 || !g->ip || get32(arp + 24) != g->ip) {
+    if (rx->type != ETH_P_ARP || get_be16(arp + 6) != 1 || !g->ip || get_be32(arp + 24) != g->ip) {
         return false;
     }
     uint8_t f[ARP_FRAME_LEN];
     size_t n = put_eth(f, arp + 8, ETH_P_ARP);
     memcpy(f + n, arp, 6);              /* htype, ptype, hlen, plen */
-    put16(f + n + 6, 2);
+    put_be16(f + n + 6, 2);
     memcpy(f + n + 8, guest_mac, 6);
-    put32(f + n + 14, g->ip);
+    put_be32(f + n + 14, g->ip);
     memcpy(f + n + 18, arp + 8, 10);    /* the asker's MAC and IP */
     guest_send(g, f, sizeof(f));
     return true;
@@ -410,18 +387,18 @@ typedef struct DhcpReply {
 static void guest_send_dhcp(Guest *g, uint8_t type, uint32_t requested, uint32_t server)
 {
     uint8_t msg[BOOTP_LEN + 64] = { 1, 1, 6, 0 };
-    put32(msg + 4, DHCP_XID);
+    put_be32(msg + 4, DHCP_XID);
     memcpy(msg + 28, guest_mac, 6);
     uint8_t *opt = msg + BOOTP_LEN;
-    put32(opt, 0x63825363);             /* the magic cookie */
+    put_be32(opt, 0x63825363);             /* the magic cookie */
     opt += 4;
     *opt++ = 53, *opt++ = 1, *opt++ = type;
     if (requested) {
         *opt++ = 50, *opt++ = 4;
-        put32(opt, requested);
+        put_be32(opt, requested);
         opt += 4;
         *opt++ = 54, *opt++ = 4;
-        put32(opt, server);
+        put_be32(opt, server);
         opt += 4;
     }
     *opt++ = 55, *opt++ = 3, *opt++ = 1, *opt++ = 3, *opt++ = 6;
@@ -443,11 +420,11 @@ static void dhcp_options(const uint8_t *opt, const uint8_t *end, DhcpReply *r)
         if (code == 53 && len == 1) {
             r->type = val[0];
         } else if (code == 3 && len >= 4) {
-            r->router = get32(val);
+            r->router = get_be32(val);
         } else if (code == 6 && len >= 4) {
-            r->dns = get32(val);
+            r->dns = get_be32(val);
         } else if (code == 54 && len == 4) {
-            r->server = get32(val);
+            r->server = get_be32(val);
         } else if (code == 15 && len < sizeof(r->domain)) {
             memcpy(r->domain, val, len);
         }
@@ -458,16 +435,16 @@ static void dhcp_options(const uint8_t *opt, const uint8_t *end, DhcpReply *r)
 static bool match_dhcp_reply(Guest *g, const Rx *rx, void *arg)
 {
     DhcpReply *r = arg;
-    if (rx->proto != 17 || get16(rx->l4 + 2) != 68) {
+    if (rx->proto != 17 || get_be16(rx->l4 + 2) != 68) {
         return false;
     }
     const uint8_t *bootp = rx->l4 + UDP_HLEN;
     g_assert_cmpuint(rx->l4_len, >=, UDP_HLEN + BOOTP_LEN + 4);
     g_assert_cmpuint(bootp[0], ==, 2);
-    g_assert_cmphex(get32(bootp + 4), ==, DHCP_XID);
+    g_assert_cmphex(get_be32(bootp + 4), ==, DHCP_XID);
     g_assert_cmpmem(bootp + 28, 6, guest_mac, 6);
-    g_assert_cmphex(get32(bootp + BOOTP_LEN), ==, 0x63825363);
-    *r = (DhcpReply){ .yiaddr = get32(bootp + 16) };
+    g_assert_cmphex(get_be32(bootp + BOOTP_LEN), ==, 0x63825363);
+    *r = (DhcpReply){ .yiaddr = get_be32(bootp + 16) };
     memcpy(r->file, bootp + 108, 128);
     dhcp_options(bootp + BOOTP_LEN + 4, rx->l4 + rx->l4_len, r);
     memcpy(g->gw_mac, rx->frame + 6, 6);
@@ -531,13 +508,13 @@ static void test_dhcp_options(void)
 
 static bool match_tftp_data(Guest *g, const Rx *rx, void *arg)
 {
-    if (rx->proto != 17 || get16(rx->l4 + 2) != TFTP_CLIENT_PORT) {
+    if (rx->proto != 17 || get_be16(rx->l4 + 2) != TFTP_CLIENT_PORT) {
         return false;
     }
     const uint8_t *tftp = rx->l4 + UDP_HLEN;
     g_assert_cmpuint(rx->l4_len, >=, UDP_HLEN + 4);
-    g_assert_cmpuint(get16(tftp), ==, 3);       /* DATA */
-    g_assert_cmpuint(get16(tftp + 2), ==, 1);   /* block 1 */
+    g_assert_cmpuint(get_be16(tftp), ==, 3);       /* DATA */
+    g_assert_cmpuint(get_be16(tftp + 2), ==, 1);   /* block 1 */
     g_byte_array_append(arg, tftp + 4, rx->l4_len - UDP_HLEN - 4);
     return true;
 }
@@ -575,8 +552,8 @@ static void put_arp_request(const Guest *g, uint32_t target, uint8_t f[ARP_FRAME
     size_t n = put_eth(f, broadcast_mac, ETH_P_ARP);
     memcpy(f + n, head, sizeof(head));
     memcpy(f + n + 8, guest_mac, 6);
-    put32(f + n + 14, g->ip);
-    put32(f + n + 24, target);
+    put_be32(f + n + 14, g->ip);
+    put_be32(f + n + 24, target);
 }
 
 static void guest_send_arp_request(Guest *g, uint32_t target)
@@ -589,12 +566,12 @@ static void guest_send_arp_request(Guest *g, uint32_t target)
 static bool match_arp_reply(Guest *g, const Rx *rx, void *arg)
 {
     const uint8_t *arp = rx->frame + ETH_HLEN;
-    if (rx->type != ETH_P_ARP || get16(arp + 6) != 2) {
+    if (rx->type != ETH_P_ARP || get_be16(arp + 6) != 2) {
         return false;
     }
-    g_assert_cmphex(get32(arp + 14), ==, *(uint32_t *)arg);
+    g_assert_cmphex(get_be32(arp + 14), ==, *(uint32_t *)arg);
     g_assert_cmpmem(arp + 18, 6, guest_mac, 6);
-    g_assert_cmphex(get32(arp + 24), ==, g->ip);
+    g_assert_cmphex(get_be32(arp + 24), ==, g->ip);
     memcpy(g->gw_mac, arp + 8, 6);
     return true;
 }
@@ -647,7 +624,7 @@ static void test_flow_from_guest(void)
     GByteArray *frame;
     while ((frame = guest_next_frame(&g))) {
         Rx rx = rx_parse(frame);
-        replies += rx.type == ETH_P_ARP && get16(frame->data + ETH_HLEN + 6) == 2;
+        replies += rx.type == ETH_P_ARP && get_be16(frame->data + ETH_HLEN + 6) == 2;
         g_byte_array_unref(frame);
     }
     g_assert_cmpuint(replies, ==, taken);
@@ -659,7 +636,7 @@ static void test_flow_from_guest(void)
 
 static void assert_tcp_checksum(const Rx *rx)
 {
-    uint32_t sum = tcp_pseudo_sum(get32(rx->ip + 12), get32(rx->ip + 16), rx->l4_len);
+    uint32_t sum = tcp_pseudo_sum(get_be32(rx->ip + 12), get_be32(rx->ip + 16), rx->l4_len);
     g_assert_cmpuint(net_checksum_finish(net_checksum_add(sum, rx->l4, rx->l4_len)), ==, 0);
 }
 
@@ -669,16 +646,16 @@ static bool match_syn(Guest *g, const Rx *rx, void *arg)
         return false;
     }
     const uint8_t *tcp = rx->l4;
-    uint32_t src = get32(rx->ip + 12);
+    uint32_t src = get_be32(rx->ip + 12);
     assert_tcp_checksum(rx);
-    g_assert_cmphex(get32(rx->ip + 16), ==, g->ip);
-    g_assert_cmpuint(get16(tcp + 2), ==, 22);
+    g_assert_cmphex(get_be32(rx->ip + 16), ==, g->ip);
+    g_assert_cmpuint(get_be16(tcp + 2), ==, 22);
     g_assert_cmphex(tcp[13] & (TCP_SYN | TCP_ACK | TCP_RST | TCP_FIN), ==, TCP_SYN);
     memcpy(g->gw_mac, rx->frame + 6, 6);
     g->peer_ip = src;
-    g->peer_port = get16(tcp);
+    g->peer_port = get_be16(tcp);
     g->port = 22;
-    g->rcv_nxt = get32(tcp + 4) + 1;
+    g->rcv_nxt = get_be32(tcp + 4) + 1;
     g->snd_nxt = GUEST_ISN;
     return true;
 }
@@ -689,17 +666,17 @@ static bool match_stream(Guest *g, const Rx *rx, void *arg)
 {
     size_t want = *(size_t *)arg;
     const uint8_t *tcp = rx->l4;
-    if (rx->proto != 6 || get16(tcp) != g->peer_port || get16(tcp + 2) != g->port) {
+    if (rx->proto != 6 || get_be16(tcp) != g->peer_port || get_be16(tcp + 2) != g->port) {
         return false;
     }
     assert_tcp_checksum(rx);
     g_assert_false(tcp[13] & TCP_RST);
     if (tcp[13] & TCP_ACK) {
-        g_assert_cmpuint(get32(tcp + 8), <=, g->snd_nxt);
+        g_assert_cmpuint(get_be32(tcp + 8), <=, g->snd_nxt);
     }
     size_t hlen = (tcp[12] >> 4) * 4;
     size_t len = rx->l4_len - hlen;
-    if (len && get32(tcp + 4) == g->rcv_nxt) {
+    if (len && get_be32(tcp + 4) == g->rcv_nxt) {
         g_byte_array_append(g->stream, tcp + hlen, len);
         g->rcv_nxt += len;
         guest_send_tcp(g, TCP_ACK, NULL, 0);
@@ -836,15 +813,15 @@ static void test_hostfwd_tcp_iothread(void)
 static bool match_syn_answer(Guest *g, const Rx *rx, void *arg)
 {
     const uint8_t *tcp = rx->l4;
-    if (rx->proto != 6 || get16(tcp) != g->peer_port || get16(tcp + 2) != g->port) {
+    if (rx->proto != 6 || get_be16(tcp) != g->peer_port || get_be16(tcp + 2) != g->port) {
         return false;
     }
     assert_tcp_checksum(rx);
     bool *accepted = arg;
     *accepted = (tcp[13] & (TCP_SYN | TCP_ACK | TCP_RST)) == (TCP_SYN | TCP_ACK);
     if (*accepted) {
-        g_assert_cmphex(get32(tcp + 8), ==, g->snd_nxt);
-        g->rcv_nxt = get32(tcp + 4) + 1;
+        g_assert_cmphex(get_be32(tcp + 8), ==, g->snd_nxt);
+        g->rcv_nxt = get_be32(tcp + 4) + 1;
     }
     return true;
 }

@@ -24,6 +24,8 @@
 #include "hw/virtio/vhost.h"
 #include "hw/virtio/virtio.h"
 #include "net/vnet-hdr.h"
+#include "qemu/byte-order.h"
+#include "test-ram.h"
 #include "vring-driver.h"
 
 #define RAM_BASE        0x100000ULL
@@ -49,8 +51,7 @@ static void make_frame(uint8_t *f, unsigned seed)
 {
     memset(f, 0xff, 6);
     memcpy(f + 6, "\x52\x54\x00\x12\x34\x56", 6);
-    f[12] = ETHERTYPE_TEST >> 8;
-    f[13] = ETHERTYPE_TEST & 0xff;
+    put_be16(f + 12, ETHERTYPE_TEST);
     for (unsigned i = 14; i < FRAME_LEN; i++) {
         f[i] = seed + i;
     }
@@ -220,10 +221,7 @@ int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     memory_init();
-    static MemoryRegion ram_region;
-    ram = g_malloc0(RAM_SIZE);
-    memory_region_init_ram(&ram_region, "test-ram", RAM_SIZE, ram);
-    address_space_map(address_space_memory, &ram_region, RAM_BASE, 0);
+    ram = test_ram_map(RAM_BASE, RAM_SIZE);
     g_test_add_func("/vhost-kernel/frames-both-ways", test_frames_both_ways);
     return g_test_run();
 }

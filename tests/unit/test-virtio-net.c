@@ -20,6 +20,7 @@
 #include "monitor/qmp.h"
 #include "net/net.h"
 #include "net/vnet-hdr.h"
+#include "qemu/byte-order.h"
 #include "qemu/iov.h"
 #include "qemu/log.h"
 #include "sysemu/iothread.h"
@@ -422,19 +423,16 @@ static void test_tx_checksum_completed(void)
     make_frame(f, LEN, (const uint8_t[6]) { 0x02, 0, 0, 0, 0, 0x02 }, 3);
     f[IP] = 0x45;
     f[IP + 9] = 17;                             /* UDP */
-    f[UDP + 4] = (LEN - UDP) >> 8;              /* UDP length */
-    f[UDP + 5] = (uint8_t)(LEN - UDP);
+    put_be16(f + UDP + 4, LEN - UDP);           /* UDP length */
     /* As Linux leaves it: the pseudo-header sum, not complemented, in
      * the checksum field. */
     uint8_t pseudo[12];
     memcpy(pseudo, f + IP + 12, 8);             /* source and destination */
     pseudo[8] = 0;
     pseudo[9] = 17;
-    pseudo[10] = (LEN - UDP) >> 8;
-    pseudo[11] = (uint8_t)(LEN - UDP);
+    put_be16(pseudo + 10, LEN - UDP);
     uint16_t seed = ref_sum(pseudo, sizeof(pseudo), 0);
-    f[UDP + 6] = seed >> 8;
-    f[UDP + 7] = (uint8_t)seed;
+    put_be16(f + UDP + 6, seed);
     VirtIONetHdr hdr = { .flags = VIRTIO_NET_HDR_F_NEEDS_CSUM, .csum_start = UDP,
                          .csum_offset = 6 };
     uint16_t head = post_tx(t, 1, &hdr, sizeof(hdr), f, LEN, 0);
@@ -454,7 +452,7 @@ static void test_tx_checksum_completed(void)
     /* ...which is the complement of the sum with the field zeroed. */
     f[UDP + 6] = f[UDP + 7] = 0;
     uint16_t expected = ~ref_sum(f + UDP, LEN - UDP, ref_sum(pseudo, sizeof(pseudo), 0));
-    g_assert_cmphex(out->data[UDP + 6] << 8 | out->data[UDP + 7], ==, expected);
+    g_assert_cmphex(get_be16(out->data + UDP + 6), ==, expected);
     g_assert_false(needs_reset(t));
     net_free(t);
 }
@@ -627,10 +625,8 @@ static bool delivered(TestNet *t, const uint8_t *dst, bool vlan, uint16_t vid)
     uint8_t f[100];
     make_frame(f, sizeof(f), dst, 0);
     if (vlan) {
-        f[12] = 0x81;
-        f[13] = 0x00;
-        f[14] = vid >> 8;
-        f[15] = (uint8_t)vid;
+        put_be16(f + 12, 0x8100);
+        put_be16(f + 14, vid);
     }
     post_rx(t, 0, slot++ % 32, 2048);
     vpd_kick(&t->d, 0);
@@ -1040,8 +1036,7 @@ static void numbered_frame(uint8_t *f, unsigned pair, unsigned i)
 {
     make_frame(f, PAIR_FRAME_LEN, test_mac.a, pair * 131 + i);
     f[ETH_HDR_END] = pair;
-    f[ETH_HDR_END + 1] = i & 0xff;
-    f[ETH_HDR_END + 2] = i >> 8;
+    put_le16(f + ETH_HDR_END + 1, i);
 }
 
 /* Two pairs in use, every receive buffer of both posted; the driver's

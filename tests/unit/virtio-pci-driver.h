@@ -19,6 +19,7 @@
 #include "hw/virtio/virtio.h"
 #include "pio.h"
 #include "qemu/main-loop.h"
+#include "test-ram.h"
 #include "vring-driver.h"
 
 #define VPD_PCI_MEM_BASE    0xe0000000ULL
@@ -221,11 +222,7 @@ static inline uint8_t *vpd_machine_init(const IrqBackend *backend, uint64_t base
 {
     memory_init();
     irq_set_backend(backend);
-    static MemoryRegion ram_region;
-    uint8_t *ram = g_malloc0(size);
-    memory_region_init_ram(&ram_region, "test-ram", size, ram);
-    address_space_map(address_space_memory, &ram_region, base, 0);
-    return ram;
+    return test_ram_map(base, size);
 }
 
 /* Run what the main loop has ready until nothing is left. */

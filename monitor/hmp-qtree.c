@@ -15,7 +15,10 @@
  * properties it was realized with, corrected by what it chose itself
  * (DeviceTypeInfo.chosen_options); one the machine made from a -device
  * type (a -serial port) shows what it chose; the machine's own devices
- * show none. docs/monitor.md lists what QEMU prints that we do not.
+ * show none, apart from KVM's in-kernel PIC, IOAPIC and PIT, which are
+ * no QEMUDevice here and are listed under QEMU's names with the facts
+ * QEMU prints for them. docs/monitor.md lists what QEMU prints that we
+ * do not.
  */
 #include <inttypes.h>
 #include <string.h>
@@ -26,6 +29,7 @@
 #include "monitor/hmp.h"
 #include "monitor/qmp.h"
 #include "net/net.h"
+#include "sysemu/kvm.h"
 
 #define INDENT(n) ((n) * 2)
 
@@ -225,6 +229,49 @@ static void add_device(QEMUDevice *dev, void *list)
     g_ptr_array_add(list, dev);
 }
 
+static void print_uint_prop(GString *out, int level, const char *name, uint64_t value)
+{
+    g_string_append_printf(out, "%*s%s = %" PRIu64 " (0x%" PRIx64 ")\n", INDENT(level), "", name,
+                           value, value);
+}
+
+/* KVM's PIT and the two PICs (slave first: QEMU made it last), on isa.0. */
+static void print_in_kernel_isa_devices(GString *out, int level)
+{
+    static const struct {
+        uint64_t iobase, elcr_addr, elcr_mask;
+        bool master;
+    } pics[] = { { 0xa0, 0x4d1, 0xde, false }, { 0x20, 0x4d0, 0xf8, true } };
+    bool pit, discards;
+    if (!kvm_in_kernel_devices(&pit, &discards)) {
+        return;
+    }
+    if (pit) {
+        print_dev_line(out, level, "kvm-pit", "");
+        print_uint_prop(out, level + 1, "iobase", 0x40);
+        g_string_append_printf(out, "%*slost_tick_policy = \"%s\"\n", INDENT(level + 1), "",
+                               discards ? "discard" : "delay");
+    }
+    for (size_t i = 0; i < G_N_ELEMENTS(pics); i++) {
+        print_dev_line(out, level, "kvm-i8259", "");
+        print_uint_prop(out, level + 1, "iobase", pics[i].iobase);
+        print_uint_prop(out, level + 1, "elcr_addr", pics[i].elcr_addr);
+        print_uint_prop(out, level + 1, "elcr_mask", pics[i].elcr_mask);
+        g_string_append_printf(out, "%*smaster = %s\n", INDENT(level + 1), "",
+                               pics[i].master ? "true" : "false");
+    }
+}
+
+/* KVM's IOAPIC, on the system bus. */
+static void print_in_kernel_system_devices(GString *out, int level)
+{
+    bool pit, discards;
+    if (kvm_in_kernel_devices(&pit, &discards)) {
+        print_dev_line(out, level, "kvm-ioapic", "");
+        print_uint_prop(out, level + 1, "gsi_base", 0);
+    }
+}
+
 /* Every device in creation order (the registry's), for the buses to pick
  * theirs from, newest first. */
 static GPtrArray *all_devices(void)
@@ -339,6 +386,7 @@ static void print_pci_function(GString *out, int level, PCIDevice *dev, JsonObje
     } else if (!strcmp(dev->qdev.type, "PIIX3")) {
         print_bus(out, level + 1, "isa.0", "ISA");
         print_devices_on(out, level + 2, devices, QTREE_BUS_ISA, 0);
+        print_in_kernel_isa_devices(out, level + 2);
     }
 }
 
@@ -366,10 +414,11 @@ void hmp_info_qtree(GString *out)
         QEMUDevice *qdev = g_ptr_array_index(devices, i);
         g_ptr_array_add(device_realized_find(qdev) ? added : machine, qdev);
     }
-    /* As on QEMU's: what the user added, the PCI host, then the board's
-     * own devices (QEMU makes those before its PCI host). */
+    /* As on QEMU's: what the user added, the IOAPIC, the PCI host, then
+     * the board's own devices (QEMU makes those before its PCI host). */
     print_bus(out, 0, "main-system-bus", "System");
     print_devices_on(out, 1, added, QTREE_BUS_SYSTEM, 0);
+    print_in_kernel_system_devices(out, 1);
     PCIBus *bus = pci_root_bus_next(NULL);
     if (bus) {
         print_pci_host(out, 1, bus, devices);

@@ -23,6 +23,8 @@
 #include <inttypes.h>
 #include <string.h>
 #include "hw/ide/ide.h"
+#include "hw/input/i8042.h"
+#include "hw/rtc/mc146818rtc.h"
 #include "hw/pci/pci.h"
 #include "hw/qdev-registry.h"
 #include "hw/virtio/virtio-pci.h"
@@ -41,14 +43,23 @@ typedef enum QtreeBus {
     QTREE_BUS_IDE,
 } QtreeBus;
 
-/* The machine's own devices that QEMU shows too, and their bus. */
+/* The machine's own devices that QEMU shows too, their bus and the
+ * properties of QEMU's that they have (fixed by the board: its headers'
+ * ports and lines; fw_cfg always offers DMA). */
+typedef struct MachineDeviceProp {
+    const char *name;
+    uint64_t value;
+    bool is_bool;
+} MachineDeviceProp;
+
 static const struct {
     const char *type;
     QtreeBus bus;
+    MachineDeviceProp props[2];
 } machine_devices[] = {
-    { "mc146818rtc", QTREE_BUS_ISA },
-    { "i8042", QTREE_BUS_ISA },
-    { "fw_cfg_io", QTREE_BUS_SYSTEM },
+    { "mc146818rtc", QTREE_BUS_ISA, { { "iobase", RTC_ISA_BASE }, { "irq", RTC_ISA_GSI } } },
+    { "i8042", QTREE_BUS_ISA, { { "kbd-irq", I8042_KBD_GSI }, { "mouse-irq", I8042_AUX_GSI } } },
+    { "fw_cfg_io", QTREE_BUS_SYSTEM, { { "dma_enabled", true, true } } },
 };
 
 /* Which properties of a device to print. */
@@ -89,6 +100,17 @@ static QtreeBus device_bus_kind(DeviceBusKind kind)
     return QTREE_BUS_HIDDEN;
 }
 
+/* qdev's entry in machine_devices, or -1. */
+static int machine_device_index(const QEMUDevice *qdev)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(machine_devices); i++) {
+        if (!strcmp(machine_devices[i].type, qdev->type)) {
+            return (int)i;
+        }
+    }
+    return -1;
+}
+
 static QtreeBus qtree_bus_of(const QEMUDevice *qdev)
 {
     const RealizedDevice *r = device_realized_find(qdev);
@@ -96,12 +118,8 @@ static QtreeBus qtree_bus_of(const QEMUDevice *qdev)
     if (type) {
         return device_bus_kind(type->bus);
     }
-    for (size_t i = 0; i < G_N_ELEMENTS(machine_devices); i++) {
-        if (!strcmp(machine_devices[i].type, qdev->type)) {
-            return machine_devices[i].bus;
-        }
-    }
-    return QTREE_BUS_HIDDEN;
+    int i = machine_device_index(qdev);
+    return i < 0 ? QTREE_BUS_HIDDEN : machine_devices[i].bus;
 }
 
 /* Properties that say where the device sits on its bus (addr=, bus=,
@@ -202,14 +220,36 @@ static void print_machine_made_props(GString *out, int level, const DeviceTypeIn
     device_config_free(defaults);
 }
 
+static void print_uint_prop(GString *out, int level, const char *name, uint64_t value)
+{
+    g_string_append_printf(out, "%*s%s = %" PRIu64 " (0x%" PRIx64 ")\n", INDENT(level), "", name,
+                           value, value);
+}
+
+static void print_bool_prop(GString *out, int level, const char *name, bool value)
+{
+    g_string_append_printf(out, "%*s%s = %s\n", INDENT(level), "", name,
+                           value ? "true" : "false");
+}
+
 static void print_props(GString *out, int level, QEMUDevice *qdev, PropFilter filter)
 {
     const RealizedDevice *r = device_realized_find(qdev);
     const DeviceTypeInfo *type;
+    int board = machine_device_index(qdev);
     if (r) {
         print_realized_props(out, level, r, filter);
     } else if ((type = device_type_find(qdev->type))) {
         print_machine_made_props(out, level, type, qdev);
+    } else if (board >= 0) {
+        for (size_t i = 0; i < G_N_ELEMENTS(machine_devices[board].props); i++) {
+            const MachineDeviceProp *prop = &machine_devices[board].props[i];
+            if (prop->name && prop->is_bool) {
+                print_bool_prop(out, level, prop->name, prop->value);
+            } else if (prop->name) {
+                print_uint_prop(out, level, prop->name, prop->value);
+            }
+        }
     }
 }
 
@@ -227,12 +267,6 @@ static void print_device(GString *out, int level, QEMUDevice *qdev)
 static void add_device(QEMUDevice *dev, void *list)
 {
     g_ptr_array_add(list, dev);
-}
-
-static void print_uint_prop(GString *out, int level, const char *name, uint64_t value)
-{
-    g_string_append_printf(out, "%*s%s = %" PRIu64 " (0x%" PRIx64 ")\n", INDENT(level), "", name,
-                           value, value);
 }
 
 /* KVM's PIT and the two PICs (slave first: QEMU made it last), on isa.0. */
@@ -257,8 +291,7 @@ static void print_in_kernel_isa_devices(GString *out, int level)
         print_uint_prop(out, level + 1, "iobase", pics[i].iobase);
         print_uint_prop(out, level + 1, "elcr_addr", pics[i].elcr_addr);
         print_uint_prop(out, level + 1, "elcr_mask", pics[i].elcr_mask);
-        g_string_append_printf(out, "%*smaster = %s\n", INDENT(level + 1), "",
-                               pics[i].master ? "true" : "false");
+        print_bool_prop(out, level + 1, "master", pics[i].master);
     }
 }
 

@@ -513,12 +513,13 @@ QTREE_EXPECTED = [
     ('          dev: isa-serial, id ""', [
         "            index = 0 (0x0)", "            iobase = 1016 (0x3f8)",
         "            irq = 4 (0x4)"]),
-    ('          dev: i8042, id ""', []),
-    ('          dev: mc146818rtc, id ""', []),
+    ('          dev: i8042, id ""', ["            kbd-irq = 1 (0x1)", "            mouse-irq = 12 (0xc)"]),
+    ('          dev: mc146818rtc, id ""', [
+        "            iobase = 112 (0x70)", "            irq = 8 (0x8)"]),
     ('      dev: i440FX, id ""', [
         "        addr = 00.0",
         "        class Host bridge, addr 00:00.0, pci id 8086:1237 (sub 1af4:1100)"]),
-    ('  dev: fw_cfg_io, id ""', []),
+    ('  dev: fw_cfg_io, id ""', ["    dma_enabled = true"]),
 ]
 
 

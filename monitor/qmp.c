@@ -394,6 +394,9 @@ static void qmp_reset_connection(QmpMonitor *mon, bool connected)
 {
     json_splitter_reset(mon->splitter);
     mon->oob_enabled = false;
+    if (g_queue_get_length(&mon->pending) >= QMP_PENDING_MAX) {
+        chardev_accept_input(mon->chr);     /* reading was paused for it */
+    }
     g_queue_clear_full(&mon->pending, qmp_pending_input_free);
     mon->answering = false;
     mon->connection++;

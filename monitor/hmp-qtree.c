@@ -14,53 +14,20 @@
  * with -device (or -nic, or a -drive's default device) shows the
  * properties it was realized with, corrected by what it chose itself
  * (DeviceTypeInfo.chosen_options); one the machine made from a -device
- * type (a -serial port) shows what it chose; the machine's own devices
- * show none, apart from KVM's in-kernel PIC, IOAPIC and PIT, which are
- * no QEMUDevice here and are listed under QEMU's names with the facts
- * QEMU prints for them. docs/monitor.md lists what QEMU prints that we
- * do not.
+ * type (a -serial port) shows what it chose; the board's own devices and
+ * KVM's in-kernel ones come from hmp-qtree-board.c. docs/monitor.md lists
+ * what QEMU prints that we do not.
  */
 #include <inttypes.h>
 #include <string.h>
 #include "hw/ide/ide.h"
-#include "hw/input/i8042.h"
-#include "hw/rtc/mc146818rtc.h"
 #include "hw/pci/pci.h"
 #include "hw/qdev-registry.h"
 #include "hw/virtio/virtio-pci.h"
 #include "monitor/hmp.h"
 #include "monitor/qmp.h"
 #include "net/net.h"
-#include "sysemu/kvm.h"
-
-#define INDENT(n) ((n) * 2)
-
-/* Where a device that is no PCI function sits. */
-typedef enum QtreeBus {
-    QTREE_BUS_HIDDEN,   /* not shown: a PCI function, or nothing QEMU has */
-    QTREE_BUS_SYSTEM,
-    QTREE_BUS_ISA,
-    QTREE_BUS_IDE,
-} QtreeBus;
-
-/* The machine's own devices that QEMU shows too, their bus and the
- * properties of QEMU's that they have (fixed by the board: its headers'
- * ports and lines; fw_cfg always offers DMA). */
-typedef struct MachineDeviceProp {
-    const char *name;
-    uint64_t value;
-    bool is_bool;
-} MachineDeviceProp;
-
-static const struct {
-    const char *type;
-    QtreeBus bus;
-    MachineDeviceProp props[2];
-} machine_devices[] = {
-    { "mc146818rtc", QTREE_BUS_ISA, { { "iobase", RTC_ISA_BASE }, { "irq", RTC_ISA_GSI } } },
-    { "i8042", QTREE_BUS_ISA, { { "kbd-irq", I8042_KBD_GSI }, { "mouse-irq", I8042_AUX_GSI } } },
-    { "fw_cfg_io", QTREE_BUS_SYSTEM, { { "dma_enabled", true, true } } },
-};
+#include "hmp-qtree-internal.h"
 
 /* Which properties of a device to print. */
 typedef enum PropFilter {
@@ -75,14 +42,9 @@ static void print_bus(GString *out, int level, const char *name, const char *typ
                            INDENT(level + 1), "", type);
 }
 
-static void print_dev_line(GString *out, int level, const char *type, const char *id)
-{
-    g_string_append_printf(out, "%*sdev: %s, id \"%s\"\n", INDENT(level), "", type, id);
-}
-
 static void print_qdev_line(GString *out, int level, const QEMUDevice *qdev)
 {
-    print_dev_line(out, level, qdev->type, qdev->id_given ? qdev->id : "");
+    qtree_print_dev_line(out, level, qdev->type, qdev->id_given ? qdev->id : "");
 }
 
 static QtreeBus device_bus_kind(DeviceBusKind kind)
@@ -100,17 +62,6 @@ static QtreeBus device_bus_kind(DeviceBusKind kind)
     return QTREE_BUS_HIDDEN;
 }
 
-/* qdev's entry in machine_devices, or -1. */
-static int machine_device_index(const QEMUDevice *qdev)
-{
-    for (size_t i = 0; i < G_N_ELEMENTS(machine_devices); i++) {
-        if (!strcmp(machine_devices[i].type, qdev->type)) {
-            return (int)i;
-        }
-    }
-    return -1;
-}
-
 static QtreeBus qtree_bus_of(const QEMUDevice *qdev)
 {
     const RealizedDevice *r = device_realized_find(qdev);
@@ -118,8 +69,7 @@ static QtreeBus qtree_bus_of(const QEMUDevice *qdev)
     if (type) {
         return device_bus_kind(type->bus);
     }
-    int i = machine_device_index(qdev);
-    return i < 0 ? QTREE_BUS_HIDDEN : machine_devices[i].bus;
+    return qtree_board_device_bus(qdev);
 }
 
 /* Properties that say where the device sits on its bus (addr=, bus=,
@@ -220,36 +170,16 @@ static void print_machine_made_props(GString *out, int level, const DeviceTypeIn
     device_config_free(defaults);
 }
 
-static void print_uint_prop(GString *out, int level, const char *name, uint64_t value)
-{
-    g_string_append_printf(out, "%*s%s = %" PRIu64 " (0x%" PRIx64 ")\n", INDENT(level), "", name,
-                           value, value);
-}
-
-static void print_bool_prop(GString *out, int level, const char *name, bool value)
-{
-    g_string_append_printf(out, "%*s%s = %s\n", INDENT(level), "", name,
-                           value ? "true" : "false");
-}
-
 static void print_props(GString *out, int level, QEMUDevice *qdev, PropFilter filter)
 {
     const RealizedDevice *r = device_realized_find(qdev);
     const DeviceTypeInfo *type;
-    int board = machine_device_index(qdev);
     if (r) {
         print_realized_props(out, level, r, filter);
     } else if ((type = device_type_find(qdev->type))) {
         print_machine_made_props(out, level, type, qdev);
-    } else if (board >= 0) {
-        for (size_t i = 0; i < G_N_ELEMENTS(machine_devices[board].props); i++) {
-            const MachineDeviceProp *prop = &machine_devices[board].props[i];
-            if (prop->name && prop->is_bool) {
-                print_bool_prop(out, level, prop->name, prop->value);
-            } else if (prop->name) {
-                print_uint_prop(out, level, prop->name, prop->value);
-            }
-        }
+    } else {
+        qtree_print_board_device_props(out, level, qdev);
     }
 }
 
@@ -267,42 +197,6 @@ static void print_device(GString *out, int level, QEMUDevice *qdev)
 static void add_device(QEMUDevice *dev, void *list)
 {
     g_ptr_array_add(list, dev);
-}
-
-/* KVM's PIT and the two PICs (slave first: QEMU made it last), on isa.0. */
-static void print_in_kernel_isa_devices(GString *out, int level)
-{
-    static const struct {
-        uint64_t iobase, elcr_addr, elcr_mask;
-        bool master;
-    } pics[] = { { 0xa0, 0x4d1, 0xde, false }, { 0x20, 0x4d0, 0xf8, true } };
-    bool pit, discards;
-    if (!kvm_in_kernel_devices(&pit, &discards)) {
-        return;
-    }
-    if (pit) {
-        print_dev_line(out, level, "kvm-pit", "");
-        print_uint_prop(out, level + 1, "iobase", 0x40);
-        g_string_append_printf(out, "%*slost_tick_policy = \"%s\"\n", INDENT(level + 1), "",
-                               discards ? "discard" : "delay");
-    }
-    for (size_t i = 0; i < G_N_ELEMENTS(pics); i++) {
-        print_dev_line(out, level, "kvm-i8259", "");
-        print_uint_prop(out, level + 1, "iobase", pics[i].iobase);
-        print_uint_prop(out, level + 1, "elcr_addr", pics[i].elcr_addr);
-        print_uint_prop(out, level + 1, "elcr_mask", pics[i].elcr_mask);
-        print_bool_prop(out, level + 1, "master", pics[i].master);
-    }
-}
-
-/* KVM's IOAPIC, on the system bus. */
-static void print_in_kernel_system_devices(GString *out, int level)
-{
-    bool pit, discards;
-    if (kvm_in_kernel_devices(&pit, &discards)) {
-        print_dev_line(out, level, "kvm-ioapic", "");
-        print_uint_prop(out, level + 1, "gsi_base", 0);
-    }
 }
 
 /* Every device in creation order (the registry's), for the buses to pick
@@ -392,7 +286,7 @@ static void print_virtio_bus(GString *out, int level, const RealizedDevice *r)
     size_t stem = g_str_has_suffix(name, "-pci") ? strlen(name) - strlen("-pci") : strlen(name);
     g_autofree char *child = g_strdup_printf("%.*s-device", (int)stem, name);
     print_bus(out, level, "virtio-bus", "virtio-pci-bus");
-    print_dev_line(out, level + 1, child, "");
+    qtree_print_dev_line(out, level + 1, child, "");
     print_realized_props(out, level + 2, r, PROPS_VIRTIO);
 }
 
@@ -419,7 +313,7 @@ static void print_pci_function(GString *out, int level, PCIDevice *dev, JsonObje
     } else if (!strcmp(dev->qdev.type, "PIIX3")) {
         print_bus(out, level + 1, "isa.0", "ISA");
         print_devices_on(out, level + 2, devices, QTREE_BUS_ISA, 0);
-        print_in_kernel_isa_devices(out, level + 2);
+        qtree_print_in_kernel_isa_devices(out, level + 2);
     }
 }
 
@@ -428,7 +322,7 @@ static void print_pci_host(GString *out, int level, PCIBus *bus, GPtrArray *devi
     Error *err = NULL;
     g_autoptr(JsonNode) pci = qmp_dispatch("query-pci", NULL, &err);
     error_free(err);            /* without query-pci: no class and BAR lines */
-    print_dev_line(out, level, "i440FX-pcihost", "");
+    qtree_print_dev_line(out, level, "i440FX-pcihost", "");
     print_bus(out, level + 1, "pci.0", "PCI");
     for (unsigned devfn = PCI_SLOT_MAX * PCI_FUNC_MAX; devfn-- > 0;) {
         PCIDevice *dev = pci_bus_device(bus, devfn);
@@ -451,7 +345,7 @@ void hmp_info_qtree(GString *out)
      * the board's own devices (QEMU makes those before its PCI host). */
     print_bus(out, 0, "main-system-bus", "System");
     print_devices_on(out, 1, added, QTREE_BUS_SYSTEM, 0);
-    print_in_kernel_system_devices(out, 1);
+    qtree_print_in_kernel_system_devices(out, 1);
     PCIBus *bus = pci_root_bus_next(NULL);
     if (bus) {
         print_pci_host(out, 1, bus, devices);

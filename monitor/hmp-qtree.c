@@ -7,22 +7,34 @@
  *
  * We have no QOM tree: the shape is the pc machine's (main-system-bus,
  * i440FX-pcihost, pci.0; isa.0 under PIIX3; ide.0 and ide.1 under
- * piix3-ide), the PCI functions come from the PCI bus (newest first is
- * highest address first, as slots are given out in creation order), and
- * the properties are those a device was realized with (hw/qdev-registry.h),
- * so the machine's own devices show none. docs/monitor.md lists what
- * QEMU prints that we do not.
+ * piix3-ide; a virtio-bus under each virtio PCI function with the virtio
+ * device on it), the PCI functions come from the PCI bus (newest first is
+ * highest address first, as slots are given out in creation order) and
+ * the other devices from the device registry (hw/qdev.h). A device made
+ * with -device (or -nic, or a -drive's default device) shows the
+ * properties it was realized with, corrected by what it chose itself
+ * (DeviceTypeInfo.chosen_options); one the machine made from a -device
+ * type (a -serial port) shows what it chose; the board's own devices and
+ * KVM's in-kernel ones come from hmp-qtree-board.c. docs/monitor.md lists
+ * what QEMU prints that we do not.
  */
 #include <inttypes.h>
 #include <string.h>
 #include "hw/ide/ide.h"
 #include "hw/pci/pci.h"
 #include "hw/qdev-registry.h"
+#include "hw/virtio/virtio-pci.h"
 #include "monitor/hmp.h"
 #include "monitor/qmp.h"
 #include "net/net.h"
+#include "hmp-qtree-internal.h"
 
-#define INDENT(n) ((n) * 2)
+/* Which properties of a device to print. */
+typedef enum PropFilter {
+    PROPS_ALL,
+    PROPS_TRANSPORT,    /* a virtio PCI function's own */
+    PROPS_VIRTIO,       /* its virtio device's (on the virtio-bus) */
+} PropFilter;
 
 static void print_bus(GString *out, int level, const char *name, const char *type)
 {
@@ -30,70 +42,190 @@ static void print_bus(GString *out, int level, const char *name, const char *typ
                            INDENT(level + 1), "", type);
 }
 
-static void print_dev_line(GString *out, int level, const QEMUDevice *qdev)
+static void print_qdev_line(GString *out, int level, const QEMUDevice *qdev)
 {
-    g_string_append_printf(out, "%*sdev: %s, id \"%s\"\n", INDENT(level), "", qdev->type,
-                           qdev->id_given ? qdev->id : "");
+    qtree_print_dev_line(out, level, qdev->type, qdev->id_given ? qdev->id : "");
+}
+
+static QtreeBus device_bus_kind(DeviceBusKind kind)
+{
+    switch (kind) {
+    case DEVICE_BUS_NONE:
+        return QTREE_BUS_SYSTEM;
+    case DEVICE_BUS_ISA:
+        return QTREE_BUS_ISA;
+    case DEVICE_BUS_IDE:
+        return QTREE_BUS_IDE;
+    case DEVICE_BUS_PCI:
+        break;
+    }
+    return QTREE_BUS_HIDDEN;
+}
+
+static QtreeBus qtree_bus_of(const QEMUDevice *qdev)
+{
+    const RealizedDevice *r = device_realized_find(qdev);
+    const DeviceTypeInfo *type = r ? r->config->type : device_type_find(qdev->type);
+    if (type) {
+        return device_bus_kind(type->bus);
+    }
+    return qtree_board_device_bus(qdev);
 }
 
 /* Properties that say where the device sits on its bus (addr=, bus=,
  * unit=) are printed by its bus, from where it really is. */
-static bool is_position(const RealizedDevice *r, const DeviceProperty *prop)
+static bool is_position(const DeviceTypeInfo *type, const DeviceProperty *prop)
 {
     if (prop->kind == DEVICE_PROP_PCI_DEVFN) {
         return true;
     }
-    return r->config->type->bus == DEVICE_BUS_IDE &&
+    return type->bus == DEVICE_BUS_IDE &&
            (!strcmp(prop->name, "bus") || !strcmp(prop->name, "unit"));
 }
 
-/* The realized device's properties, in its table's order. */
-static void print_props(GString *out, int level, const QEMUDevice *qdev)
+/* A virtio PCI function: its type has the transport's properties. */
+static bool is_virtio_pci(const DeviceTypeInfo *type)
 {
-    const RealizedDevice *r = device_realized_find(qdev);
-    const DeviceTypeInfo *type = r ? r->config->type : NULL;
-    for (size_t i = 0; type && i < type->n_props; i++) {
+    for (size_t i = 0; i < type->n_props; i++) {
+        if (virtio_pci_is_transport_property(type->props[i].name)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool prop_selected(const DeviceTypeInfo *type, const DeviceProperty *prop,
+                          PropFilter filter)
+{
+    if (is_position(type, prop)) {
+        return false;
+    }
+    switch (filter) {
+    case PROPS_TRANSPORT:
+        return virtio_pci_is_transport_property(prop->name);
+    case PROPS_VIRTIO:
+        return !virtio_pci_is_transport_property(prop->name);
+    case PROPS_ALL:
+        break;
+    }
+    return true;
+}
+
+/* options (the device's or its type's defaults) with what qdev chose at
+ * realize written over them; a shallow copy, freed with g_free. */
+static void *chosen_options(const DeviceTypeInfo *type, const void *options, QEMUDevice *qdev)
+{
+    void *copy = g_memdup2(options, type->options_size);
+    if (type->chosen_options) {
+        type->chosen_options(qdev, copy);
+    }
+    return copy;
+}
+
+/* The value text of prop; a NIC shows the MAC it was given when mac= was
+ * not (QEMU prints that). */
+static char *prop_text(const DeviceProperty *prop, const void *options, bool given,
+                       const QEMUDevice *qdev)
+{
+    MACAddr mac;
+    if (prop->kind == DEVICE_PROP_MACADDR && !given && net_nic_mac(qdev, &mac)) {
+        char buf[18];
+        net_format_mac(&mac, buf);
+        return g_strdup_printf("\"%s\"", buf);
+    }
+    return device_property_value_text(prop, options);
+}
+
+/* A device made from a config: its properties, in its table's order. */
+static void print_realized_props(GString *out, int level, const RealizedDevice *r,
+                                 PropFilter filter)
+{
+    const DeviceTypeInfo *type = r->config->type;
+    g_autofree void *options = chosen_options(type, r->config->options, r->qdev);
+    for (size_t i = 0; i < type->n_props; i++) {
         const DeviceProperty *prop = &type->props[i];
-        if (is_position(r, prop)) {
-            continue;
+        if (prop_selected(type, prop, filter)) {
+            g_autofree char *value = prop_text(prop, options,
+                                               r->config->given & (UINT64_C(1) << i), r->qdev);
+            g_string_append_printf(out, "%*s%s = %s\n", INDENT(level), "", prop->name, value);
         }
-        g_autofree char *value = device_property_value_text(prop, r->config->options);
-        MACAddr mac;
-        /* No mac= given: the one the NIC was given (QEMU prints that). */
-        if (prop->kind == DEVICE_PROP_MACADDR && !(r->config->given & (UINT64_C(1) << i)) &&
-            net_nic_mac(qdev, &mac)) {
-            char buf[18];
-            net_format_mac(&mac, buf);
-            g_free(value);
-            value = g_strdup_printf("\"%s\"", buf);
-        }
-        g_string_append_printf(out, "%*s%s = %s\n", INDENT(level), "", prop->name, value);
     }
 }
 
-/* The realized devices on bus kind (for IDE: on channel ide_bus), newest
- * first. */
-static void print_realized_on(GString *out, int level, DeviceBusKind kind, int ide_bus)
+/* A device the machine made from a -device type (a -serial port): the
+ * values it chose, where they differ from the type's defaults. */
+static void print_machine_made_props(GString *out, int level, const DeviceTypeInfo *type,
+                                     QEMUDevice *qdev)
 {
-    const GPtrArray *list = device_realized_list();
-    for (guint i = list->len; i-- > 0;) {
-        const RealizedDevice *r = g_ptr_array_index(list, i);
-        if (r->config->type->bus != kind) {
+    DeviceConfig *defaults = device_config_new(type, type->name);
+    g_autofree void *options = chosen_options(type, defaults->options, qdev);
+    for (size_t i = 0; i < type->n_props; i++) {
+        const DeviceProperty *prop = &type->props[i];
+        g_autofree char *dflt = device_property_value_text(prop, defaults->options);
+        g_autofree char *value = device_property_value_text(prop, options);
+        if (strcmp(dflt, value) != 0) {
+            g_string_append_printf(out, "%*s%s = %s\n", INDENT(level), "", prop->name, value);
+        }
+    }
+    device_config_free(defaults);
+}
+
+static void print_props(GString *out, int level, QEMUDevice *qdev, PropFilter filter)
+{
+    const RealizedDevice *r = device_realized_find(qdev);
+    const DeviceTypeInfo *type;
+    if (r) {
+        print_realized_props(out, level, r, filter);
+    } else if ((type = device_type_find(qdev->type))) {
+        print_machine_made_props(out, level, type, qdev);
+    } else {
+        qtree_print_board_device_props(out, level, qdev);
+    }
+}
+
+static void print_device(GString *out, int level, QEMUDevice *qdev)
+{
+    print_qdev_line(out, level, qdev);
+    print_props(out, level + 1, qdev, PROPS_ALL);
+    if (qtree_bus_of(qdev) == QTREE_BUS_IDE) {
+        unsigned bus, unit;
+        ide_drive_position(qdev, &bus, &unit);
+        g_string_append_printf(out, "%*sunit = %u (0x%x)\n", INDENT(level + 1), "", unit, unit);
+    }
+}
+
+static void add_device(QEMUDevice *dev, void *list)
+{
+    g_ptr_array_add(list, dev);
+}
+
+/* Every device in creation order (the registry's), for the buses to pick
+ * theirs from, newest first. */
+static GPtrArray *all_devices(void)
+{
+    GPtrArray *list = g_ptr_array_new();
+    device_foreach(add_device, list);
+    return list;
+}
+
+/* The devices (in creation order) on bus (for IDE: on channel ide_bus),
+ * newest first. */
+static void print_devices_on(GString *out, int level, GPtrArray *devices, QtreeBus bus,
+                             int ide_bus)
+{
+    for (guint i = devices->len; i-- > 0;) {
+        QEMUDevice *qdev = g_ptr_array_index(devices, i);
+        if (qtree_bus_of(qdev) != bus) {
             continue;
         }
-        unsigned bus = 0, unit = 0;
-        if (kind == DEVICE_BUS_IDE) {
-            ide_drive_position(r->qdev, &bus, &unit);
-            if ((int)bus != ide_bus) {
+        if (bus == QTREE_BUS_IDE) {
+            unsigned channel, unit;
+            ide_drive_position(qdev, &channel, &unit);
+            if ((int)channel != ide_bus) {
                 continue;
             }
         }
-        print_dev_line(out, level, r->qdev);
-        print_props(out, level + 1, r->qdev);
-        if (kind == DEVICE_BUS_IDE) {
-            g_string_append_printf(out, "%*sunit = %u (0x%x)\n", INDENT(level + 1), "", unit,
-                                   unit);
-        }
+        print_device(out, level, qdev);
     }
 }
 
@@ -147,44 +279,76 @@ static void print_pci_header(GString *out, int level, JsonObject *info)
     }
 }
 
-static void print_pci_function(GString *out, int level, PCIDevice *dev, JsonObject *info)
+/* QEMU's virtio-X-pci carries a virtio-X-device on its virtio-bus. */
+static void print_virtio_bus(GString *out, int level, const RealizedDevice *r)
 {
-    print_dev_line(out, level, &dev->qdev);
-    print_props(out, level + 1, &dev->qdev);
+    const char *name = r->config->type->name;
+    size_t stem = g_str_has_suffix(name, "-pci") ? strlen(name) - strlen("-pci") : strlen(name);
+    g_autofree char *child = g_strdup_printf("%.*s-device", (int)stem, name);
+    print_bus(out, level, "virtio-bus", "virtio-pci-bus");
+    qtree_print_dev_line(out, level + 1, child, "");
+    print_realized_props(out, level + 2, r, PROPS_VIRTIO);
+}
+
+static void print_pci_function(GString *out, int level, PCIDevice *dev, JsonObject *info,
+                               GPtrArray *devices)
+{
+    const RealizedDevice *r = device_realized_find(&dev->qdev);
+    bool virtio = r && is_virtio_pci(r->config->type);
+    print_qdev_line(out, level, &dev->qdev);
+    print_props(out, level + 1, &dev->qdev, virtio ? PROPS_TRANSPORT : PROPS_ALL);
     g_string_append_printf(out, "%*saddr = %02x.%x\n", INDENT(level + 1), "",
                            PCI_SLOT(dev->devfn), PCI_FUNC(dev->devfn));
     if (info) {
         print_pci_header(out, level + 1, info);
     }
-    if (!strcmp(dev->qdev.type, "piix3-ide")) {
+    if (virtio) {
+        print_virtio_bus(out, level + 1, r);
+    } else if (!strcmp(dev->qdev.type, "piix3-ide")) {
         for (int bus = IDE_CHANNELS - 1; bus >= 0; bus--) {
             g_autofree char *name = g_strdup_printf("ide.%d", bus);
             print_bus(out, level + 1, name, "IDE");
-            print_realized_on(out, level + 2, DEVICE_BUS_IDE, bus);
+            print_devices_on(out, level + 2, devices, QTREE_BUS_IDE, bus);
         }
     } else if (!strcmp(dev->qdev.type, "PIIX3")) {
         print_bus(out, level + 1, "isa.0", "ISA");
-        print_realized_on(out, level + 2, DEVICE_BUS_ISA, 0);
+        print_devices_on(out, level + 2, devices, QTREE_BUS_ISA, 0);
+        qtree_print_in_kernel_isa_devices(out, level + 2);
+    }
+}
+
+static void print_pci_host(GString *out, int level, PCIBus *bus, GPtrArray *devices)
+{
+    Error *err = NULL;
+    g_autoptr(JsonNode) pci = qmp_dispatch("query-pci", NULL, &err);
+    error_free(err);            /* without query-pci: no class and BAR lines */
+    qtree_print_dev_line(out, level, "i440FX-pcihost", "");
+    print_bus(out, level + 1, "pci.0", "PCI");
+    for (unsigned devfn = PCI_SLOT_MAX * PCI_FUNC_MAX; devfn-- > 0;) {
+        PCIDevice *dev = pci_bus_device(bus, devfn);
+        if (dev) {
+            print_pci_function(out, level + 2, dev, pci_function_info(pci, devfn), devices);
+        }
     }
 }
 
 void hmp_info_qtree(GString *out)
 {
+    g_autoptr(GPtrArray) devices = all_devices();
+    g_autoptr(GPtrArray) added = g_ptr_array_new();
+    g_autoptr(GPtrArray) machine = g_ptr_array_new();
+    for (guint i = 0; i < devices->len; i++) {
+        QEMUDevice *qdev = g_ptr_array_index(devices, i);
+        g_ptr_array_add(device_realized_find(qdev) ? added : machine, qdev);
+    }
+    /* As on QEMU's: what the user added, the IOAPIC, the PCI host, then
+     * the board's own devices (QEMU makes those before its PCI host). */
     print_bus(out, 0, "main-system-bus", "System");
-    print_realized_on(out, 1, DEVICE_BUS_NONE, 0);
+    print_devices_on(out, 1, added, QTREE_BUS_SYSTEM, 0);
+    qtree_print_in_kernel_system_devices(out, 1);
     PCIBus *bus = pci_root_bus_next(NULL);
-    if (!bus) {
-        return;
+    if (bus) {
+        print_pci_host(out, 1, bus, devices);
     }
-    Error *err = NULL;
-    g_autoptr(JsonNode) pci = qmp_dispatch("query-pci", NULL, &err);
-    error_free(err);            /* without query-pci: no class and BAR lines */
-    g_string_append_printf(out, "%*sdev: i440FX-pcihost, id \"\"\n", INDENT(1), "");
-    print_bus(out, 2, "pci.0", "PCI");
-    for (unsigned devfn = PCI_SLOT_MAX * PCI_FUNC_MAX; devfn-- > 0;) {
-        PCIDevice *dev = pci_bus_device(bus, devfn);
-        if (dev) {
-            print_pci_function(out, 3, dev, pci_function_info(pci, devfn));
-        }
-    }
+    print_devices_on(out, 1, machine, QTREE_BUS_SYSTEM, 0);
 }

@@ -11,6 +11,14 @@
  *   response echoes "id" and is one line ("\r\n" ended, QEMU's newline);
  * - events go only to negotiated connections.
  *
+ * Order: requests run one at a time, and each response is sent only once
+ * the main loop has acted on the run-state requests the command made
+ * (runstate_call_after_requests), as QEMU's monitor answers after its main
+ * loop's turn: system_reset's RESET, quit's SHUTDOWN and system_powerdown's
+ * POWERDOWN reach the client before the command's "return", as from QEMU
+ * (stop's STOP and cont's RESUME are sent by the command itself, so they
+ * come first anyway). The next request runs after that response went out.
+ *
  * Output: every message is appended whole to the monitor's own buffer,
  * under out_lock (events come from any thread), and moved into the chardev
  * on the main loop no faster than the chardev takes it, so a slow client
@@ -24,6 +32,7 @@
 #include "monitor/qmp-protocol.h"
 #include "monitor/qmp-tables.h"
 #include "qemu/main-loop.h"
+#include "sysemu/runstate.h"
 
 /* What query-version and the greeting report: QEMU 7.2.0's interface;
  * "package" names this VMM, as -version does. */
@@ -35,12 +44,26 @@
 #define QMP_NEWLINE "\r\n"
 /* Input taken per read: the splitter buffers, so any amount will do. */
 #define QMP_READ_CHUNK 4096
+/* Values waiting for their turn beyond which input is no longer read (a
+ * client that sends faster than commands run waits in its socket). */
+#define QMP_PENDING_MAX 8
+
+/* A value of the input not run yet, or the splitter's error for it. */
+typedef struct QmpPendingInput {
+    char *text;
+    size_t len;
+    Error *err;
+} QmpPendingInput;
 
 typedef struct QmpMonitor {
     Chardev *chr;
     bool pretty;
-    JsonSplitter *splitter;         /* main loop only */
-    bool oob_enabled;               /* main loop only */
+    JsonSplitter *splitter;         /* main loop only, as the next five */
+    bool oob_enabled;
+    GQueue pending;                 /* of QmpPendingInput *, oldest first */
+    bool answering;                 /* a response waits for the run-state check */
+    unsigned connection;            /* counts connections (a late answer is dropped) */
+    GSource *next_source;           /* runs the next pending value */
 
     pthread_mutex_t out_lock;       /* the members below; any thread */
     bool connected;
@@ -267,25 +290,96 @@ static JsonObject *qmp_response(JsonNode *ret, Error *err, JsonNode *id)
     return rsp;
 }
 
+/* ---- one request at a time ---- */
+
+/* A response held until the main loop has acted on the command's
+ * run-state requests. */
+typedef struct QmpDeferredAnswer {
+    QmpMonitor *mon;
+    unsigned connection;
+    JsonObject *rsp;
+} QmpDeferredAnswer;
+
+static void qmp_run_next(QmpMonitor *mon);
+
+static gboolean qmp_next_source_cb(gpointer opaque)
+{
+    QmpMonitor *mon = opaque;
+    mon->next_source = NULL;
+    qmp_run_next(mon);
+    return G_SOURCE_REMOVE;
+}
+
+static void qmp_send_deferred_answer(void *opaque)
+{
+    QmpDeferredAnswer *answer = opaque;
+    QmpMonitor *mon = answer->mon;
+    if (answer->connection == mon->connection) {
+        mon->answering = false;
+        qmp_send(mon, answer->rsp);
+        /* The next request runs from the main loop, not from inside the
+         * run-state check. */
+        if (!g_queue_is_empty(&mon->pending) && !mon->next_source) {
+            mon->next_source = g_idle_source_new();
+            g_source_set_callback(mon->next_source, qmp_next_source_cb, mon, NULL);
+            g_source_attach(mon->next_source, main_loop_context());
+            g_source_unref(mon->next_source);
+        }
+    } else {
+        json_object_unref(answer->rsp);     /* its client has gone */
+    }
+    g_free(answer);
+}
+
+static void qmp_pending_input_free(gpointer data)
+{
+    QmpPendingInput *in = data;
+    g_free(in->text);
+    error_free(in->err);
+    g_free(in);
+}
+
+/* Run the oldest pending value, unless a response is still held. */
+static void qmp_run_next(QmpMonitor *mon)
+{
+    if (mon->answering || g_queue_is_empty(&mon->pending)) {
+        return;
+    }
+    QmpPendingInput *in = g_queue_pop_head(&mon->pending);
+    if (g_queue_get_length(&mon->pending) == QMP_PENDING_MAX - 1) {
+        chardev_accept_input(mon->chr);
+    }
+    QmpRequest req = { 0 };
+    JsonNode *ret = NULL;
+    Error *err = g_steal_pointer(&in->err);
+    if (!err && qmp_request_parse(in->text, in->len, mon->oob_enabled, &req, &err)) {
+        ret = qmp_run(mon, &req, &err);
+    }
+    QmpDeferredAnswer *answer = g_new(QmpDeferredAnswer, 1);
+    *answer = (QmpDeferredAnswer) { mon, mon->connection, qmp_response(ret, err, req.id) };
+    mon->answering = true;
+    runstate_call_after_requests(qmp_send_deferred_answer, answer);
+    error_free(err);
+    qmp_request_clear(&req);
+    qmp_pending_input_free(in);
+}
+
 /* One value of the input (or the splitter's error). Main loop. */
 static void qmp_handle_message(void *opaque, const char *text, size_t len, Error *err)
 {
     QmpMonitor *mon = opaque;
-    QmpRequest req = { 0 };
-    JsonNode *ret = NULL;
-    if (!err && qmp_request_parse(text, len, mon->oob_enabled, &req, &err)) {
-        ret = qmp_run(mon, &req, &err);
-    }
-    qmp_send(mon, qmp_response(ret, err, req.id));
-    error_free(err);
-    qmp_request_clear(&req);
+    QmpPendingInput *in = g_new(QmpPendingInput, 1);
+    *in = (QmpPendingInput) { g_strndup(text, len), len, err };
+    g_queue_push_tail(&mon->pending, in);
+    qmp_run_next(mon);
 }
 
 /* ---- the connection ---- */
 
 static size_t qmp_can_read(void *opaque)
 {
-    return QMP_READ_CHUNK;
+    QmpMonitor *mon = opaque;
+    return g_queue_get_length(&mon->pending) < QMP_PENDING_MAX ? QMP_READ_CHUNK : 0;
 }
 
 static void qmp_read(void *opaque, const uint8_t *buf, size_t len)
@@ -294,12 +388,22 @@ static void qmp_read(void *opaque, const uint8_t *buf, size_t len)
     json_splitter_feed(mon->splitter, buf, len);
 }
 
-/* Every connection starts afresh: nothing half-read or unsent from the
- * last one, negotiation again. */
+/* Every connection starts afresh: nothing half-read, unrun or unsent
+ * from the last one, negotiation again. */
 static void qmp_reset_connection(QmpMonitor *mon, bool connected)
 {
     json_splitter_reset(mon->splitter);
     mon->oob_enabled = false;
+    if (g_queue_get_length(&mon->pending) >= QMP_PENDING_MAX) {
+        chardev_accept_input(mon->chr);     /* reading was paused for it */
+    }
+    g_queue_clear_full(&mon->pending, qmp_pending_input_free);
+    mon->answering = false;
+    mon->connection++;
+    if (mon->next_source) {
+        g_source_destroy(mon->next_source);
+        mon->next_source = NULL;
+    }
     pthread_mutex_lock(&mon->out_lock);
     mon->connected = connected;
     mon->negotiated = false;
@@ -335,6 +439,7 @@ bool qmp_monitor_new(Chardev *chr, bool pretty, Error **errp)
     mon->chr = chr;
     mon->pretty = pretty;
     mon->splitter = json_splitter_new(qmp_handle_message, mon);
+    g_queue_init(&mon->pending);
     pthread_mutex_init(&mon->out_lock, NULL);
     mon->out = g_string_new(NULL);
     if (!qmp_monitors) {
@@ -371,6 +476,10 @@ static void qmp_monitor_free(QmpMonitor *mon)
     if (mon->flush_source) {
         g_source_destroy(mon->flush_source);
     }
+    if (mon->next_source) {
+        g_source_destroy(mon->next_source);
+    }
+    g_queue_clear_full(&mon->pending, qmp_pending_input_free);
     json_splitter_free(mon->splitter);
     g_string_free(mon->out, true);
     pthread_mutex_destroy(&mon->out_lock);

@@ -177,6 +177,13 @@ void device_drain_all(void)
     }
 }
 
+void device_foreach(void (*fn)(QEMUDevice *dev, void *opaque), void *opaque)
+{
+    for (QEMUDevice *dev = device_list; dev; dev = dev->next) {
+        fn(dev, opaque);
+    }
+}
+
 void device_reset_all(void)
 {
     /* A completion arriving after the reset would write into the state

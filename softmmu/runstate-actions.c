@@ -19,14 +19,27 @@
  *
  * Everything here runs on the I/O thread; only the requests come from
  * other threads.
+ *
+ * After acting on the requests the main loop runs the calls queued with
+ * runstate_call_after_requests(): the QMP server's answers, which QEMU
+ * sends after its main loop's turn, so that the events a command's
+ * requests cause (RESET, SHUTDOWN, POWERDOWN) reach the client before the
+ * command's answer.
  */
 #include <stdbool.h>
 #include <glib.h>
 #include "monitor/qmp.h"
+#include "qemu/main-loop.h"
 #include "sysemu/runstate.h"
+
+typedef struct AfterRequestsCall {
+    void (*fn)(void *opaque);
+    void *opaque;
+} AfterRequestsCall;
 
 static MachineRunOps machine;
 static bool no_shutdown;
+static GQueue after_requests = G_QUEUE_INIT;  /* of AfterRequestsCall * */
 
 typedef struct StartHook {
     void (*fn)(void *opaque);
@@ -200,7 +213,30 @@ static bool handle_one_request(void)
     return true;
 }
 
-bool runstate_main_loop_should_exit(int *exit_status)
+void runstate_call_after_requests(void (*fn)(void *opaque), void *opaque)
+{
+    AfterRequestsCall *call = g_new(AfterRequestsCall, 1);
+    *call = (AfterRequestsCall) { fn, opaque };
+    g_queue_push_tail(&after_requests, call);
+    /* The iteration under way (or the next one) must not block: the call
+     * is due at the next check. */
+    main_loop_wakeup();
+}
+
+/* The calls queued so far; those they queue wait for the next check. */
+static void run_after_requests_calls(void)
+{
+    GQueue due = after_requests;
+    g_queue_init(&after_requests);
+    AfterRequestsCall *call;
+    while ((call = g_queue_pop_head(&due))) {
+        call->fn(call->opaque);
+        g_free(call);
+    }
+}
+
+/* Act on every pending request; true when the VMM must exit. */
+static bool act_on_requests(int *exit_status)
 {
     for (;;) {
         ShutdownCause cause;
@@ -216,4 +252,11 @@ bool runstate_main_loop_should_exit(int *exit_status)
             return false;
         }
     }
+}
+
+bool runstate_main_loop_should_exit(int *exit_status)
+{
+    bool exit_now = act_on_requests(exit_status);
+    run_after_requests_calls();
+    return exit_now;
 }

@@ -114,6 +114,13 @@ static bool kvm_create_vm(Error **errp)
     return true;
 }
 
+bool kvm_in_kernel_devices(bool *pit, bool *pit_discards_lost_ticks)
+{
+    *pit = kvm_state.pit;
+    *pit_discards_lost_ticks = kvm_state.pit_discard_lost_ticks;
+    return kvm_state.vm_fd >= 0;
+}
+
 bool kvm_init(bool pit, bool pit_discard_lost_ticks, Error **errp)
 {
     kvm_state.kvm_fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);

@@ -82,8 +82,17 @@ enum {
 #define MSR_RI          0x40
 #define MSR_DCD         0x80
 
+/* index, iobase and irq not given: from the first free COM port */
+#define ISA_SERIAL_AUTO UINT32_MAX
+
 struct ISASerial {
     QEMUDevice dev;
+    /* Where it sits, fixed when it is created (info qtree shows them):
+     * the port, the interrupt line, the COM port (ISA_SERIAL_AUTO if it
+     * was placed by iobase= and irq= alone). */
+    uint32_t iobase;
+    unsigned gsi;
+    uint32_t com_index;
     MemoryRegion io;
     IrqSource irq;
     Chardev *chr;
@@ -506,6 +515,9 @@ ISASerial *isa_serial_new(uint32_t iobase, unsigned gsi, Chardev *chr, Error **e
     }
     ISASerial *s = g_new0(ISASerial, 1);
     device_init(&s->dev, "isa-serial", "serial");
+    s->iobase = iobase;
+    s->gsi = gsi;
+    s->com_index = ISA_SERIAL_AUTO;
     s->dev.reset = serial_reset;
     s->chr = chr;
     s->irq = irq_source_claim(gsi);
@@ -528,13 +540,15 @@ static const struct {
 } com_ports[ISA_SERIAL_PORTS] = { { 0x3f8, 4 }, { 0x2f8, 3 }, { 0x3e8, 4 }, { 0x2e8, 3 } };
 
 #define ISA_IRQ_COUNT 16
-/* index, iobase and irq not given: from the first free COM port */
-#define ISA_SERIAL_AUTO UINT32_MAX
 
 ISASerial *isa_serial_new_com(unsigned index, Chardev *chr, Error **errp)
 {
     g_assert(index < ISA_SERIAL_PORTS);
-    return isa_serial_new(com_ports[index].iobase, com_ports[index].irq, chr, errp);
+    ISASerial *s = isa_serial_new(com_ports[index].iobase, com_ports[index].irq, chr, errp);
+    if (s) {
+        s->com_index = index;
+    }
+    return s;
 }
 
 static bool io_port_is_free(uint32_t port)
@@ -600,7 +614,21 @@ static QEMUDevice *isa_serial_realize(const void *options, const DeviceBuses *bu
         return NULL;
     }
     ISASerial *s = isa_serial_new(iobase, irq, o->chardev.backend, errp);
-    return s ? &s->dev : NULL;
+    if (!s) {
+        return NULL;
+    }
+    s->com_index = index;
+    return &s->dev;
+}
+
+/* What it was placed at, also where index, iobase or irq were left to it. */
+static void isa_serial_chosen_options(QEMUDevice *dev, void *options)
+{
+    const ISASerial *s = (const ISASerial *)((const char *)dev - offsetof(ISASerial, dev));
+    ISASerialOptions *o = options;
+    o->index = s->com_index;
+    o->iobase = s->iobase;
+    o->irq = s->gsi;
 }
 
 const DeviceTypeInfo isa_serial_type = {
@@ -611,4 +639,5 @@ const DeviceTypeInfo isa_serial_type = {
     DEVICE_PROPERTIES(isa_serial_properties),
     .options_size = sizeof(ISASerialOptions),
     .realize = isa_serial_realize,
+    .chosen_options = isa_serial_chosen_options,
 };

@@ -69,6 +69,17 @@ static QEMUDevice *ide_cd_realize(const void *options, const DeviceBuses *buses,
     return ide_drive_realize(options, buses, IDE_DRIVE_CD, errp);
 }
 
+/* serial and ver as IDENTIFY reports them; model stays as given, as QEMU
+ * shows it (its default is chosen when IDENTIFY is built). */
+static void ide_drive_chosen_options(QEMUDevice *dev, void *options)
+{
+    IDEDriveOptions *o = options;
+    const char *serial, *firmware;
+    ide_drive_identity_strings(dev, &serial, &firmware);
+    o->serial = (char *)serial;
+    o->ver = (char *)firmware;
+}
+
 const DeviceTypeInfo ide_hd_type = {
     .name = "ide-hd",
     .bus = DEVICE_BUS_IDE,
@@ -77,6 +88,7 @@ const DeviceTypeInfo ide_hd_type = {
     DEVICE_PROPERTIES(ide_drive_properties),
     .options_size = sizeof(IDEDriveOptions),
     .realize = ide_hd_realize,
+    .chosen_options = ide_drive_chosen_options,
 };
 
 const DeviceTypeInfo ide_cd_type = {
@@ -87,4 +99,5 @@ const DeviceTypeInfo ide_cd_type = {
     DEVICE_PROPERTIES(ide_drive_properties),
     .options_size = sizeof(IDEDriveOptions),
     .realize = ide_cd_realize,
+    .chosen_options = ide_drive_chosen_options,
 };

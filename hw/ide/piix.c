@@ -290,6 +290,14 @@ void ide_drive_position(const QEMUDevice *drive, unsigned *bus, unsigned *unit)
     *unit = u->index;
 }
 
+void ide_drive_identity_strings(const QEMUDevice *drive, const char **serial,
+                                const char **firmware)
+{
+    const IDEUnit *u = (const IDEUnit *)((const char *)drive - offsetof(IDEUnit, qdev));
+    *serial = u->serial;
+    *firmware = u->firmware;
+}
+
 QEMUDevice *ide_drive_attach(PIIXIDEState *s, int bus, int unit, IDEDriveKind kind,
                              DriveInfo *drive, const IDEDriveIdentity *identity,
                              Error **errp)

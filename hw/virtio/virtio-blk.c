@@ -465,6 +465,17 @@ static QEMUDevice *virtio_blk_pci_realize(const void *options, const DeviceBuses
     return dev;
 }
 
+/* num-queues as realized (one per boot vCPU when not given), and the
+ * transport's choices. */
+static void virtio_blk_pci_chosen_options(QEMUDevice *dev, void *options)
+{
+    const VirtIOBlkPCI *d = (const VirtIOBlkPCI *)((const char *)dev -
+                                                   offsetof(VirtIOBlkPCI, proxy.pci.qdev));
+    VirtIOBlkPCIOptions *o = options;
+    o->num_queues = d->blk.vdev.num_queues;
+    virtio_pci_chosen_conf(dev, &o->pci);
+}
+
 const DeviceTypeInfo virtio_blk_pci_type = {
     .name = "virtio-blk-pci",
     .bus = DEVICE_BUS_PCI,
@@ -473,4 +484,5 @@ const DeviceTypeInfo virtio_blk_pci_type = {
     DEVICE_PROPERTIES(virtio_blk_pci_properties),
     .options_size = sizeof(VirtIOBlkPCIOptions),
     .realize = virtio_blk_pci_realize,
+    .chosen_options = virtio_blk_pci_chosen_options,
 };

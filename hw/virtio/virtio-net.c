@@ -548,6 +548,12 @@ static QEMUDevice *virtio_net_pci_realize(const void *options, const DeviceBuses
     return virtio_net_pci_new(buses->pci, o->addr, &conf, errp);
 }
 
+static void virtio_net_pci_chosen_options(QEMUDevice *dev, void *options)
+{
+    VirtIONetPCIOptions *o = options;
+    virtio_pci_chosen_conf(dev, &o->pci);
+}
+
 const DeviceTypeInfo virtio_net_pci_type = {
     .name = "virtio-net-pci",
     .bus = DEVICE_BUS_PCI,
@@ -556,4 +562,5 @@ const DeviceTypeInfo virtio_net_pci_type = {
     DEVICE_PROPERTIES(virtio_net_pci_properties),
     .options_size = sizeof(VirtIONetPCIOptions),
     .realize = virtio_net_pci_realize,
+    .chosen_options = virtio_net_pci_chosen_options,
 };

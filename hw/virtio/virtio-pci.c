@@ -6,6 +6,7 @@
  * takes the owner's lock of each subregion).
  */
 #include <inttypes.h>
+#include <string.h>
 #include <glib.h>
 #include "hw/pci/msi.h"
 #include "hw/virtio/virtio-pci.h"
@@ -641,6 +642,35 @@ static uint16_t virtio_pci_transitional_device_id(uint16_t virtio_id)
         [9] = 0x1009 /* 9P */,
     };
     return virtio_id < G_N_ELEMENTS(ids) ? ids[virtio_id] : 0;
+}
+
+/* The transport's property table, only to know its names. */
+typedef struct VirtIOPCIConfHolder {
+    VirtIOPCIConf conf;
+} VirtIOPCIConfHolder;
+static const DeviceProperty virtio_pci_transport_properties[] = {
+    DEFINE_VIRTIO_PCI_PROPERTIES(VirtIOPCIConfHolder, conf),
+};
+
+bool virtio_pci_is_transport_property(const char *name)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(virtio_pci_transport_properties); i++) {
+        if (!strcmp(virtio_pci_transport_properties[i].name, name)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+void virtio_pci_chosen_conf(const QEMUDevice *qdev, VirtIOPCIConf *conf)
+{
+    /* Every virtio PCI function is a proxy: PCIDevice first, QEMUDevice
+     * first in that. */
+    const VirtIOPCIProxy *p = (const VirtIOPCIProxy *)((const char *)qdev -
+                                                       offsetof(VirtIOPCIProxy, pci.qdev));
+    *conf = p->conf;
+    conf->disable_legacy = p->legacy ? ON_OFF_AUTO_OFF : ON_OFF_AUTO_ON;
+    conf->vectors = p->nvectors;
 }
 
 /* Which interfaces the switches leave, as QEMU decides on a conventional

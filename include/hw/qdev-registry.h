@@ -60,6 +60,15 @@ typedef struct DeviceTypeInfo {
      * caller adds it.
      */
     QEMUDevice *(*realize)(const void *options, const DeviceBuses *buses, Error **errp);
+    /*
+     * For info qtree, which shows what a device chose when it was realized
+     * as QEMU does (isa-serial's iobase, virtio's vectors): write those
+     * values into options, a shallow copy of the options the device was
+     * made with (or of the defaults, for one the machine made). A string
+     * or link id written must live as long as the device. NULL: every
+     * value is as given. Main loop; what it reads is fixed at realize.
+     */
+    void (*chosen_options)(QEMUDevice *dev, void *options);
 } DeviceTypeInfo;
 
 #define DEVICE_PROPERTIES(table) .props = (table), .n_props = G_N_ELEMENTS(table)

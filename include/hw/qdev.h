@@ -103,6 +103,10 @@ QEMUDevice *device_find(const char *id);
 /* Give dev the id the user chose (-device ...,id=NAME) in place of its
  * automatic one; the caller has checked that no device has it yet. */
 void device_set_id(QEMUDevice *dev, const char *id);
+/* fn for every device, the machine's own too, in creation order (what
+ * info qtree walks). Takes no lock: the registry only changes while the
+ * machine is built. */
+void device_foreach(void (*fn)(QEMUDevice *dev, void *opaque), void *opaque);
 /* Drain every device (no lock held), in creation order. */
 void device_drain_all(void);
 /* Reset every device, each under its own lock, in creation order; drain

@@ -33,7 +33,8 @@ void monitors_free_all(void);
 
 /* A QMP server on chr (monitor/qmp.c). */
 bool qmp_monitor_new(Chardev *chr, bool pretty, Error **errp);
-/* Every QMP server, at exit (monitors_free_all). */
+/* Every QMP server, at exit (monitors_free_all), after the main loop's
+ * last turn (which sent the answers it held). */
 void qmp_monitors_free_all(void);
 /* A human monitor on chr (monitor/hmp.c). */
 bool hmp_monitor_new(Chardev *chr, Error **errp);

@@ -21,6 +21,10 @@
  * pit is true; with pit_discard_lost_ticks its missed ticks are dropped,
  * kvm-pit.lost_tick_policy=discard). Installs the irq backend (hw/irq.h). */
 bool kvm_init(bool pit, bool pit_discard_lost_ticks, Error **errp);
+/* Whether the VM exists with its in-kernel irqchip (false before
+ * kvm_init), and whether it has a PIT and drops its missed ticks: what
+ * info qtree lists as QEMU's kvm-ioapic, kvm-i8259 and kvm-pit. */
+bool kvm_in_kernel_devices(bool *pit, bool *pit_discards_lost_ticks);
 
 /*
  * Guest RAM reaches KVM through the address space: every RAM section of

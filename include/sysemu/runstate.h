@@ -137,7 +137,15 @@ void vm_add_start_hook(void (*fn)(void *opaque), void *opaque);
 bool vm_cont(Error **errp);
 
 /* The main loop's question between iterations: act on every pending
- * request; true, with the VMM's exit status, when it must exit. */
+ * request, then run the calls runstate_call_after_requests() queued
+ * before; true, with the VMM's exit status, when it must exit. */
 bool runstate_main_loop_should_exit(int *exit_status);
+
+/* Call fn(opaque) on the I/O thread right after the main loop has next
+ * acted on the run-state requests (at the end of its current iteration,
+ * also when the VMM then exits). The QMP server sends each answer so, as
+ * QEMU 7.2 does: a command's events (RESET, SHUTDOWN, POWERDOWN) come
+ * before its answer. I/O thread only. */
+void runstate_call_after_requests(void (*fn)(void *opaque), void *opaque);
 
 #endif

@@ -483,10 +483,17 @@ QTREE_EXPECTED = [
         "        class Ethernet controller, addr 00:04.0, pci id 8086:100e (sub 1af4:1100)",
         "        bar 0: mem size 0x20000", "        bar 1: i/o size 0x40"]),
     ('      dev: virtio-net-pci, id "vn"', [
-        "        disable-modern = false", "        ioeventfd = true", "        addr = 03.0",
+        '        disable-legacy = "off"', "        disable-modern = false",
+        "        ioeventfd = true", "        vectors = 4 (0x4)", "        addr = 03.0",
         "        class Ethernet controller, addr 00:03.0, pci id 1af4:1000 (sub 1af4:0001)",
         "        bar 0: i/o size 0x20", "        bar 1: mem size 0x1000",
         "        bar 4: mem size 0x4000"]),
+    ("        bus: virtio-bus", ["          type virtio-pci-bus"]),
+    ('          dev: virtio-net-device, id ""', [
+        '            mac = "52:54:00:12:34:57"', '            netdev = "s0"',
+        "            mq = false", "            rx_queue_size = 256 (0x100)",
+        "            tx_queue_size = 256 (0x100)", "            host_mtu = 0 (0x0)",
+        "            csum = true", "            ctrl_vq = true", "            guest_announce = true"]),
     ('      dev: e1000, id ""', [
         '        mac = "52:54:00:12:34:56"', '        netdev = "n0"', "        addr = 02.0",
         "        class Ethernet controller, addr 00:02.0, pci id 8086:100e (sub 1af4:1100)"]),
@@ -496,15 +503,23 @@ QTREE_EXPECTED = [
         "        bar 4: i/o size 0x10"]),
     ("        bus: ide.1", ["          type IDE"]),
     ("        bus: ide.0", ["          type IDE"]),
-    ('          dev: ide-hd, id ""', ['            drive = "d0"', "            unit = 0 (0x0)"]),
+    ('          dev: ide-hd, id ""', [
+        '            drive = "d0"', '            model = ""', '            serial = "QM00001"',
+        '            ver = "2.5+"', "            unit = 0 (0x0)"]),
     ('      dev: PIIX3, id ""', [
         "        addr = 01.0",
         "        class ISA bridge, addr 00:01.0, pci id 8086:7000 (sub 1af4:1100)"]),
     ("        bus: isa.0", ["          type ISA"]),
-    ('          dev: isa-serial, id ""', []),
+    ('          dev: isa-serial, id ""', [
+        "            index = 0 (0x0)", "            iobase = 1016 (0x3f8)",
+        "            irq = 4 (0x4)"]),
+    ('          dev: i8042, id ""', ["            kbd-irq = 1 (0x1)", "            mouse-irq = 12 (0xc)"]),
+    ('          dev: mc146818rtc, id ""', [
+        "            iobase = 112 (0x70)", "            irq = 8 (0x8)"]),
     ('      dev: i440FX, id ""', [
         "        addr = 00.0",
         "        class Host bridge, addr 00:00.0, pci id 8086:1237 (sub 1af4:1100)"]),
+    ('  dev: fw_cfg_io, id ""', ["    dma_enabled = true"]),
 ]
 
 
@@ -520,13 +535,87 @@ def test_info_qtree(vmm, vmm_cmd, terminals, tmp_path):
     blocks = qtree_blocks(term.command("info qtree"))
     # QEMU has more devices (PIIX4_PM, the ISA devices of the board...):
     # ours must appear in its order, each with the lines expected of it.
+    check_qtree(blocks, QTREE_EXPECTED)
+    assert term.command("help info qtree") == ["info qtree  -- show device tree"]
+    assert term.command("help info network") == ["info network  -- show the network state"]
+
+
+def check_qtree(blocks, expected):
+    """Each (head, lines) of expected in blocks, in that order, with at
+    least those lines under it."""
     at = 0
-    for head, lines in QTREE_EXPECTED:
+    for head, lines in expected:
         while at < len(blocks) and blocks[at][0] != head:
             at += 1
         assert at < len(blocks), f"{head!r} missing or out of order in {blocks}"
         missing = [line for line in lines if line not in blocks[at][1]]
         assert not missing, (head, missing, sorted(blocks[at][1]))
         at += 1
-    assert term.command("help info qtree") == ["info qtree  -- show device tree"]
-    assert term.command("help info network") == ["info network  -- show the network state"]
+
+
+# A second machine: what a device chose when it was realized is printed as
+# it chose it (virtio-blk's queues, one per vCPU, and their vectors; the
+# transport's legacy interface; an IDE drive's serial number), a -serial
+# port is an isa-serial of its own, and the disk and CD sit on their channel.
+QTREE_CHOSEN = [
+    ('  dev: kvm-ioapic, id ""', ["    gsi_base = 0 (0x0)"]),
+    ('  dev: i440FX-pcihost, id ""', []),
+    ('      dev: virtio-blk-pci, id "vb"', [
+        '        disable-legacy = "off"', "        vectors = 3 (0x3)", "        addr = 03.0",
+        "        class SCSI controller, addr 00:03.0, pci id 1af4:1001 (sub 1af4:0002)"]),
+    ("        bus: virtio-bus", ["          type virtio-pci-bus"]),
+    ('          dev: virtio-blk-device, id ""', [
+        '            drive = "d0"', "            num-queues = 2 (0x2)",
+        "            queue-size = 256 (0x100)", '            serial = "vbs"']),
+    ('      dev: e1000, id "nic"', [
+        '        mac = "52:54:00:aa:bb:cc"', '        netdev = "n0"', "        addr = 02.0"]),
+    ("        bus: ide.1", ["          type IDE"]),
+    ('          dev: ide-cd, id "cd"', [
+        '            drive = ""', '            serial = "QM00004"', '            ver = "2.5+"',
+        "            unit = 1 (0x1)"]),
+    ("        bus: ide.0", ["          type IDE"]),
+    ('          dev: ide-hd, id ""', [
+        '            drive = "d1"', '            serial = "disk1"', '            ver = "1.0"',
+        "            unit = 0 (0x0)"]),
+    ("        bus: isa.0", ["          type ISA"]),
+    ('          dev: isa-serial, id ""', [
+        "            index = 0 (0x0)", "            iobase = 1016 (0x3f8)",
+        "            irq = 4 (0x4)"]),
+    ('          dev: kvm-pit, id ""', [
+        "            iobase = 64 (0x40)", '            lost_tick_policy = "delay"']),
+    ('          dev: kvm-i8259, id ""', [
+        "            iobase = 160 (0xa0)", "            elcr_addr = 1233 (0x4d1)",
+        "            elcr_mask = 222 (0xde)", "            master = false"]),
+    ('          dev: kvm-i8259, id ""', [
+        "            iobase = 32 (0x20)", "            elcr_addr = 1232 (0x4d0)",
+        "            elcr_mask = 248 (0xf8)", "            master = true"]),
+]
+
+
+@pytest.mark.parametrize("vmm", ["ours", "reference"])
+def test_info_qtree_chosen_values(vmm, vmm_cmd, terminals, tmp_path):
+    """info qtree shows the values a device chose (and the user's, where
+    given) and the virtio-bus under each virtio PCI function, as QEMU."""
+    disks = []
+    for name in ("d0", "d1"):
+        disks.append(tmp_path / f"{name}.img")
+        with open(disks[-1], "wb") as f:
+            f.truncate(1 << 20)
+    cmd = vmm_cmd(
+        vmm, "-monitor", "stdio", "-smp", "2", "-serial", "null",
+        "-netdev", "user,id=n0", "-device", "e1000,netdev=n0,id=nic,mac=52:54:00:aa:bb:cc",
+        "-drive", f"file={disks[0]},format=raw,if=none,id=d0",
+        "-device", "virtio-blk-pci,drive=d0,id=vb,serial=vbs",
+        "-drive", f"file={disks[1]},format=raw,if=none,id=d1",
+        "-device", "ide-hd,drive=d1,bus=ide.0,serial=disk1,ver=1.0",
+        "-device", "ide-cd,id=cd,bus=ide.1,unit=1")
+    term = terminals(cmd, "pipes")
+    term.read_until(rb"\(qemu\) ")
+    blocks = qtree_blocks(term.command("info qtree"))
+    # Under TCG QEMU emulates the PIC, IOAPIC and PIT itself (other names).
+    in_kernel = cmd[cmd.index("-accel") + 1] == "kvm"
+    check_qtree(blocks, [b for b in QTREE_CHOSEN if in_kernel or "kvm-" not in b[0]])
+    # The transport's switches are on the function, not on its device.
+    device = dict(blocks)['          dev: virtio-blk-device, id ""']
+    names = {line.split(" = ")[0].strip() for line in device}
+    assert not names & {"disable-legacy", "disable-modern", "ioeventfd", "vectors"}, names

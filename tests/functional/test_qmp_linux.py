@@ -136,10 +136,12 @@ def test_qmp_drives_a_linux_guest(runs, kind):
     assert events == [("STOP", None), ("RESUME", None),
                       ("RESET", {"guest": False, "reason": "host-qmp-system-reset"}),
                       ("SHUTDOWN", {"guest": False, "reason": "host-qmp-quit"})], msgs
-    # Not checked: whether an event comes before or after its command's
-    # answer. QEMU sends RESET and SHUTDOWN before the answer (the main loop
-    # handles the request before the dispatcher answers), ours after; QMP
-    # promises no order between the two.
+    # Each event before its command's answer, as QEMU sends them (its
+    # monitor answers after the main loop acted on the command's request).
+    order = [m["event"] if "event" in m else m["id"] for m in msgs[1:]
+             if m.get("data") != {"guest": True, "reason": "guest-reset"}]
+    assert order == ["c1", "c2", "STOP", "c3", "c4", "RESUME", "c5", "RESET", "c6",
+                     "SHUTDOWN", "c7"], msgs
     assert value(out, "paused-ticks") == 0, g.log
     assert value(out, "resumed-ticks") > 0, g.log
     assert value(out, "boots") == 2 == g.log.count(MARKER), g.log

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <glib.h>
 #include "exec/memory.h"
+#include "hw/char/serial.h"
 #include "hw/ide/ide.h"
 #include "hw/pci-host/i440fx.h"
 #include "hw/qdev-registry.h"
@@ -164,6 +165,8 @@ static void test_info_qtree(void)
     g_assert_null(err);
     device_config_free(dev);
     g_assert_true(pci_bus_assign_resources(bus, 0xc000, 0xffff, 0xe0000000, 0xfebfffff, &err));
+    /* A COM port the machine made (-serial): an isa-serial with what it chose. */
+    g_assert_nonnull(isa_serial_new_com(1, NULL, &err));
 
     g_autofree char *text = run("info qtree");
     g_assert_true(g_str_has_prefix(text,
@@ -195,7 +198,11 @@ static void test_info_qtree(void)
                        "        addr = 01.0\n"
                        "        class ISA bridge, addr 00:01.0, pci id 8086:7000 (sub 1af4:1100)\n"
                        "        bus: isa.0\n"
-                       "          type ISA\n", "      dev: i440FX, id \"\"\n");
+                       "          type ISA\n"
+                       "          dev: isa-serial, id \"\"\n"
+                       "            index = 1 (0x1)\n"
+                       "            iobase = 760 (0x2f8)\n"
+                       "            irq = 3 (0x3)\n", "      dev: i440FX, id \"\"\n");
     g_assert_true(g_str_has_suffix(text, "      dev: i440FX, id \"\"\n"
                                    "        addr = 00.0\n"
                                    "        class Host bridge, addr 00:00.0, pci id 8086:1237 "

@@ -304,6 +304,41 @@ static void test_exit_request_has_no_event(void)
     assert_logs("", "");
 }
 
+/* What the QMP server's held answer does: logs itself, and the first one
+ * queues another, which must wait for the next check. */
+static void log_after_requests(void *opaque)
+{
+    g_string_append_printf(event_log, "after:%s;", (const char *)opaque);
+    if (!strcmp(opaque, "quit")) {
+        runstate_call_after_requests(log_after_requests, "next");
+    }
+}
+
+static void test_calls_after_requests(void)
+{
+    int status;
+    machine_in(RUN_STATE_RUNNING);
+    assert_qmp_empty("system_reset");
+    runstate_call_after_requests(log_after_requests, "system_reset");
+    assert_qmp_empty("system_powerdown");
+    runstate_call_after_requests(log_after_requests, "system_powerdown");
+    assert_logs("", "");
+    g_assert_false(main_loop_step(&status));
+    assert_logs("pause;reset;resume;powerbutton;",
+                "RESET{\"guest\":false,\"reason\":\"host-qmp-system-reset\"};"
+                "POWERDOWN;after:system_reset;after:system_powerdown;");
+    g_assert_false(main_loop_step(&status));
+    assert_logs("", "");
+
+    /* Also on the turn that ends the VMM: quit's answer follows SHUTDOWN. */
+    assert_qmp_empty("quit");
+    runstate_call_after_requests(log_after_requests, "quit");
+    g_assert_true(main_loop_step(&status));
+    assert_logs("", "SHUTDOWN{\"guest\":false,\"reason\":\"host-qmp-quit\"};after:quit;");
+    g_assert_false(main_loop_step(&status));
+    assert_logs("", "after:next;");
+}
+
 static void test_suspend_and_wakeup(void)
 {
     int status;
@@ -411,6 +446,7 @@ int main(int argc, char **argv)
     g_test_add_func("/qmp-runstate/no-shutdown", test_no_shutdown);
     g_test_add_func("/qmp-runstate/exit-request-has-no-event", test_exit_request_has_no_event);
     g_test_add_func("/qmp-runstate/suspend-and-wakeup", test_suspend_and_wakeup);
+    g_test_add_func("/qmp-runstate/calls-after-requests", test_calls_after_requests);
     g_test_add_func("/qmp-runstate/kvm-queries", test_kvm_queries);
     return g_test_run();
 }

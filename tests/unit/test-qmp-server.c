@@ -21,11 +21,16 @@
 #include "monitor/monitor.h"
 #include "monitor/qmp.h"
 #include "qemu/main-loop.h"
+#include "sysemu/runstate.h"
 #include "loopback-port.h"
 
+/* The main loop's turns (main_loop_run) while something is ready: an
+ * iteration, then the run-state check, after which the server answers. */
 static void run_ready_sources(void)
 {
+    int exit_status;
     for (int i = 0; i < 1000 && g_main_context_iteration(main_loop_context(), FALSE); i++) {
+        g_assert_false(runstate_main_loop_should_exit(&exit_status));
     }
 }
 

@@ -55,6 +55,11 @@ QEMUDevice *ide_drive_attach(PIIXIDEState *s, int bus, int unit, IDEDriveKind ki
 /* Where a drive ide_drive_attach returned sits: its channel and unit
  * (`info qtree`). Fixed once attached, so no lock is needed. */
 void ide_drive_position(const QEMUDevice *drive, unsigned *bus, unsigned *unit);
+/* Its IDENTIFY serial number and firmware revision as chosen when it was
+ * attached (serial= or QEMU's "QM0000N", ver= or "2.5+"): strings that
+ * live as long as the drive. Fixed once attached, so no lock is needed. */
+void ide_drive_identity_strings(const QEMUDevice *drive, const char **serial,
+                                const char **firmware);
 
 /* -device ide-hd and ide-cd. */
 extern const DeviceTypeInfo ide_hd_type;

@@ -241,6 +241,17 @@ bool virtio_pci_init(VirtIOPCIProxy *proxy, VirtIODevice *vdev, PCIBus *bus, int
  */
 void virtio_pci_flush_kicks(VirtIOPCIProxy *proxy);
 
+/* ---- for info qtree, which shows a virtio PCI function as QEMU does:
+ * the transport's properties on it, the virtio device's on a
+ * virtio-bus below it ---- */
+
+/* Whether name is one of DEFINE_VIRTIO_PCI_PROPERTIES' (the transport's). */
+bool virtio_pci_is_transport_property(const char *name);
+/* The switches as the function qdev (a virtio PCI function's) was
+ * realized: disable-legacy "on" or "off" as chosen, vectors its MSI-X
+ * table size; the others as given. Fixed at realize: no lock. */
+void virtio_pci_chosen_conf(const QEMUDevice *qdev, VirtIOPCIConf *conf);
+
 /* ---- handing a queue to vhost (hw/virtio/vhost-net.h) ---- */
 
 /*

@@ -6,7 +6,7 @@
 # L2 kit (the Linux guest that the VMM under test boots), in $KIT_DIR/l2:
 #   bzImage      Debian's linux-image-amd64 kernel
 #   vmlinux      the same kernel uncompressed (ELF with the PVH entry note)
-#   initrd.cpio  busybox, the e1000/virtio/ata_piix/uio_pci_generic/qemu_fw_cfg
+#   initrd.cpio  busybox, the ACPI button and evdev, e1000/virtio/ata_piix/uio_pci_generic/qemu_fw_cfg
 #                modules, the disk ones (sd_mod, sr_mod/cdrom, ext4, isofs),
 #                mke2fs, iperf3, ethtool, the tests/guest programs and an
 #                init (scripts/guest/init-l2) driven by the command line
@@ -87,7 +87,9 @@ mkdir -p "$l2"
 kit_base_root "$sysroot" "$l2root"
 # ext4 asks the crypto API for crc32c at mount time (a soft dependency
 # that modules.dep does not list): load crc32c_generic before it.
-kit_copy_modules "$sysroot" "$l2root" e1000 virtio_pci virtio_net virtio_blk \
+# button (+ evdev, its /dev/input node): the ACPI power button, so that
+# system_powerdown reaches the guest.
+kit_copy_modules "$sysroot" "$l2root" button evdev e1000 virtio_pci virtio_net virtio_blk \
     ata_piix ata_generic sd_mod sr_mod isofs crc32c_generic ext4 uio_pci_generic qemu_fw_cfg
 # e2fsprogs' mke2fs replaces busybox's applet link (which cannot make ext4).
 rm -f "$l2root/sbin/mke2fs"

@@ -11,8 +11,11 @@ arrive (none may), after cont that they come again, and after the reset
 that the guest booted a second time. The QMP lines come back in the
 fragment's output and Python checks each answer and event.
 
-system_powerdown is left out: Linux acts on the ACPI power button only
-with its button driver, which the guest kit does not have.
+A second guest per VMM takes system_powerdown: Linux's ACPI button driver
+turns the power button's SCI into a KEY_POWER input event, which the
+guest waits for on the "Power Button" input device (a desktop's logind
+would act on it the same way), then powers off. QMP must show POWERDOWN,
+then the guest's own SHUTDOWN.
 """
 
 import json
@@ -35,13 +38,19 @@ COMMANDS = [("c1", "qmp_capabilities"), ("c2", "query-status"), ("c3", "stop"),
             ("c4", "query-status"), ("c5", "cont"), ("c6", "system_reset"),
             ("c7", "quit")]
 
+POWER_MARKER = "QMPB-WAITING-FOR-BUTTON"
+# One 24-byte struct input_event (x86-64) is the button's key press.
+POWER_GUEST = ("ev=; for d in /sys/class/input/event*; do "
+               "[ \"$(cat $d/device/name)\" = 'Power Button' ] && ev=${d##*/}; done; "
+               f"echo button=$ev; echo {POWER_MARKER}; "
+               "dd if=/dev/input/$ev of=/dev/null bs=24 count=1 2>/dev/null && "
+               "echo power-button-pressed")
 
-def qmp_script(port):
-    """L1 shell: one QMP session over nc; stdin stays open through fd 3."""
-    send = {cid: f"qmp_do {cid} {cmd}" for cid, cmd in COMMANDS}
+
+def qmp_session(port):
+    """L1 shell that opens one QMP session over nc (stdin kept open on fd 3)
+    and defines qmp_do ID COMMAND: send it, wait (30 s at most) for its answer."""
     return f"""
-ticks() {{ grep -c '^tick=' "$WORK/q.log"; }}
-# qmp_do ID COMMAND: send it and wait (30 s at most) for the answer with ID.
 qmp_do() {{
     printf '{{"execute":"%s","id":"%s"}}\\n' "$2" "$1" >&3
     _d=$(($(uptime_s) + 30))
@@ -52,10 +61,33 @@ qmp_do() {{
 }}
 # L1's loopback may be down: QMP is the only thing on it here.
 ip link set lo up
+# A VMM that is gone makes nc quit: the writes that follow must fail
+# without SIGPIPE ending the fragment before it prints what it saw.
+trap '' PIPE
 mkfifo "$WORK/qmp.in"
 nc 127.0.0.1 {port} < "$WORK/qmp.in" > "$WORK/qmp.out" 2>&1 &
 nc_pid=$!
 exec 3> "$WORK/qmp.in"
+"""
+
+
+def qmp_session_end(guest):
+    """L1 shell: wait (30 s at most) for the guest's VMM to end, close the
+    session and print what QMP sent, each line prefixed "qmp: "."""
+    return f"""
+d=$(($(uptime_s) + 30))
+while [ ! -f "$WORK/{guest}.rc" ] && [ "$(uptime_s)" -lt "$d" ]; do sleep 0.1; done
+exec 3>&-
+wait_pid_for "$nc_pid" 10 || kill "$nc_pid"
+sed 's/^/qmp: /' "$WORK/qmp.out"
+"""
+
+
+def qmp_script(port):
+    """L1 shell: the run-state session on guest q."""
+    send = {cid: f"qmp_do {cid} {cmd}" for cid, cmd in COMMANDS}
+    return qmp_session(port) + f"""
+ticks() {{ grep -c '^tick=' "$WORK/q.log"; }}
 {send["c1"]}
 {send["c2"]}
 {send["c3"]}
@@ -75,12 +107,15 @@ done
 echo "boots=$(grep -c {MARKER} "$WORK/q.log")"
 {send["c7"]}
 # The SHUTDOWN event comes before the VMM exits; then nc sees the close.
-d=$(($(uptime_s) + 30))
-while [ ! -f "$WORK/q.rc" ] && [ "$(uptime_s)" -lt "$d" ]; do sleep 0.1; done
-exec 3>&-
-wait_pid_for "$nc_pid" 10 || kill "$nc_pid"
-sed 's/^/qmp: /' "$WORK/qmp.out"
-"""
+""" + qmp_session_end("q")
+
+
+def powerdown_script(port):
+    """L1 shell: system_powerdown once guest p waits for its power button."""
+    return qmp_session(port) + f"""
+qmp_do p1 qmp_capabilities
+qmp_do p2 system_powerdown
+""" + qmp_session_end("p")
 
 
 @pytest.fixture(scope="module")
@@ -96,6 +131,13 @@ def runs(our_vmm):
                   f"if guest_wait_for q {MARKER} 180; then\n{qmp_script(PORTS[kind])}fi\n"
                   "guest_wait q\n")
         frags.append(Fragment(f"{kind}_qmp_linux", script, vmm, limit=420))
+        args = l2_args(POWER_GUEST, smp=1, exit_port=False, extra=[
+            "-qmp", f"tcp:127.0.0.1:{PORTS[kind] + 10},server=on,wait=off"])
+        script = (f"guest_start p 300 {args}\n"
+                  f"if guest_wait_for p {POWER_MARKER} 180; then\n"
+                  f"{powerdown_script(PORTS[kind] + 10)}fi\n"
+                  "guest_wait p\n")
+        frags.append(Fragment(f"{kind}_powerdown_linux", script, vmm, limit=360))
     return kvmhost.run_batch(frags)
 
 
@@ -145,3 +187,23 @@ def test_qmp_drives_a_linux_guest(runs, kind):
     assert value(out, "paused-ticks") == 0, g.log
     assert value(out, "resumed-ticks") > 0, g.log
     assert value(out, "boots") == 2 == g.log.count(MARKER), g.log
+
+
+@pytest.mark.parametrize("kind", ["ours", "reference"])
+def test_system_powerdown_reaches_linux(runs, kind):
+    if f"{kind}_powerdown_linux" not in runs:
+        pytest.skip("Debian's qemu-system-x86 is not installed")
+    outcome = runs[f"{kind}_powerdown_linux"]
+    out = outcome.output
+    try:
+        g = expect_guest(outcome, "p", exit_status=0, vmm_status=0,
+                         contains=[r"^button=event\d+$", "^power-button-pressed$"])
+    except AssertionError as e:
+        raise AssertionError(f"{e}\n--- L1 script output ---\n{out}") from None
+    msgs = qmp_messages(out)
+    answers = {m["id"]: m for m in msgs if "id" in m}
+    assert [answers[c].get("return") for c in ("p1", "p2")] == [{}, {}], out
+    events = [(m["event"], m.get("data")) for m in msgs if "event" in m]
+    assert events == [("POWERDOWN", None),
+                      ("SHUTDOWN", {"guest": True, "reason": "guest-shutdown"})], msgs
+    assert g.log.index("power-button-pressed") < g.log.index("KIT-EXIT=0"), g.log

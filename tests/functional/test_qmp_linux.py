@@ -206,4 +206,6 @@ def test_system_powerdown_reaches_linux(runs, kind):
     events = [(m["event"], m.get("data")) for m in msgs if "event" in m]
     assert events == [("POWERDOWN", None),
                       ("SHUTDOWN", {"guest": True, "reason": "guest-shutdown"})], msgs
+    order = [m["event"] if "event" in m else m["id"] for m in msgs[1:]]
+    assert order == ["p1", "POWERDOWN", "p2", "SHUTDOWN"], msgs
     assert g.log.index("power-button-pressed") < g.log.index("KIT-EXIT=0"), g.log

@@ -295,6 +295,16 @@ def drive_errors(tmp):
         (["-drive", f"file={raw},format=raw,if=none,id=d0",
           "-device", "virtio-blk-pci,drive=d0,disable-legacy=maybe", *NO_KERNEL],
          "Property 'virtio-blk-pci.disable-legacy' expects on, off or auto, not 'maybe'"),
+        # The devices' werror=/rerror= (QEMU's words for a bad enum value).
+        (["-drive", f"file={raw},format=raw,if=none,id=d0",
+          "-device", "ide-hd,drive=d0,werror=foo", *NO_KERNEL],
+         "-device ide-hd,drive=d0,werror=foo: Parameter 'werror' does not accept value 'foo'"),
+        (["-drive", f"file={raw},format=raw,if=none,id=d0",
+          "-device", "ide-cd,drive=d0,rerror=STOP", *NO_KERNEL],
+         "-device ide-cd,drive=d0,rerror=STOP: Parameter 'rerror' does not accept value 'STOP'"),
+        (["-drive", f"file={raw},format=raw,if=none,id=d0",
+          "-device", "virtio-blk-pci,drive=d0,werror=", *NO_KERNEL],
+         "-device virtio-blk-pci,drive=d0,werror=: Parameter 'werror' does not accept value ''"),
     ]
 
 
@@ -321,6 +331,13 @@ def test_drives_are_accepted(our_vmm, tmp_path):
         ["-drive", f"file={disks[0]},format=raw,if=none,id=d0", "-device", "ide-hd,drive=d0,id=disk0",
          "-drive", f"file={disks[1]},format=raw,if=none,id=d1,readonly=on",
          "-device", "ide-cd,drive=d1,bus=ide.1,unit=1", "-device", "ide-cd"],
+        # werror=/rerror= on the devices, enospc for reads too (as QEMU 7.2).
+        ["-drive", f"file={disks[0]},format=raw,if=none,id=d0",
+         "-device", "ide-hd,drive=d0,werror=stop,rerror=enospc",
+         "-drive", f"file={disks[1]},format=raw,if=none,id=d1,readonly=on",
+         "-device", "ide-cd,drive=d1,werror=report,rerror=stop",
+         "-drive", f"file={disks[2]},format=raw,if=none,id=d2,werror=stop",
+         "-device", "virtio-blk-pci,drive=d2,werror=ignore,rerror=auto"],
         ["-drive", f"file={disks[0]},format=raw,cache=none,aio=native",
          "-drive", f"file={disks[1]},format=raw,cache=directsync,aio=io_uring,index=1"],
     ):

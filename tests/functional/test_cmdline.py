@@ -193,6 +193,10 @@ def test_fw_cfg_name_outside_opt_warns_and_is_accepted(our_vmm):
      '  disable-legacy=<OnOffAuto> - on/off/auto (default: "auto")\n'
      "  disable-modern=<bool>  -  (default: false)\n"),
     (["-device", "virtio-blk-pci,help"], "  ioeventfd=<bool>       - on/off (default: true)\n"),
+    (["-device", "ide-hd,help"], '  werror=<BlockdevOnError> - Error handling policy, '
+     'report/ignore/enospc/stop/auto (default: "auto")\n'),
+    (["-device", "virtio-blk-pci,help"], '  rerror=<BlockdevOnError> - Error handling policy, '
+     'report/ignore/enospc/stop/auto (default: "auto")\n'),
     (["-cpu", "help"], "qemu64"),
     (["-object", "help"], "iothread"),
 ])

@@ -257,6 +257,11 @@ def drive_errors(tmp):
     raw2.write_bytes(bytes(1 << 20))
     qcow2 = tmp / "disk.qcow2"
     qcow2.write_bytes(b"QFI\xfb" + bytes(1 << 16))
+
+    def on_drive_d0(device):
+        """-device device on the if=none drive d0."""
+        return ["-drive", f"file={raw},format=raw,if=none,id=d0", "-device", device, *NO_KERNEL]
+
     return [
         (["-drive", f"file={tmp}/missing.img,format=raw", *NO_KERNEL],
          f"-drive file={tmp}/missing.img,format=raw: Could not open '{tmp}/missing.img': "
@@ -293,21 +298,16 @@ def drive_errors(tmp):
          "-device ide-cd,bus=ide.1,unit=0: IDE unit 0 is in use"),
         (["-drive", f"file={raw},format=raw,index=1", "-device", "ide-hd,drive=ide0-hd1", *NO_KERNEL],
          "automatically connected"),
-        (["-drive", f"file={raw},format=raw,if=none,id=d0",
-          "-device", "virtio-blk-pci,drive=d0,disable-legacy=on,disable-modern=on", *NO_KERNEL],
+        (on_drive_d0("virtio-blk-pci,drive=d0,disable-legacy=on,disable-modern=on"),
          "device cannot work as neither modern nor legacy mode is enabled"),
-        (["-drive", f"file={raw},format=raw,if=none,id=d0",
-          "-device", "virtio-blk-pci,drive=d0,disable-legacy=maybe", *NO_KERNEL],
+        (on_drive_d0("virtio-blk-pci,drive=d0,disable-legacy=maybe"),
          "Property 'virtio-blk-pci.disable-legacy' expects on, off or auto, not 'maybe'"),
         # The devices' werror=/rerror= (QEMU's words for a bad enum value).
-        (["-drive", f"file={raw},format=raw,if=none,id=d0",
-          "-device", "ide-hd,drive=d0,werror=foo", *NO_KERNEL],
+        (on_drive_d0("ide-hd,drive=d0,werror=foo"),
          "-device ide-hd,drive=d0,werror=foo: Parameter 'werror' does not accept value 'foo'"),
-        (["-drive", f"file={raw},format=raw,if=none,id=d0",
-          "-device", "ide-cd,drive=d0,rerror=STOP", *NO_KERNEL],
+        (on_drive_d0("ide-cd,drive=d0,rerror=STOP"),
          "-device ide-cd,drive=d0,rerror=STOP: Parameter 'rerror' does not accept value 'STOP'"),
-        (["-drive", f"file={raw},format=raw,if=none,id=d0",
-          "-device", "virtio-blk-pci,drive=d0,werror=", *NO_KERNEL],
+        (on_drive_d0("virtio-blk-pci,drive=d0,werror="),
          "-device virtio-blk-pci,drive=d0,werror=: Parameter 'werror' does not accept value ''"),
     ]
 

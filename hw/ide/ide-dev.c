@@ -1,8 +1,8 @@
 /*
  * -device ide-hd and ide-cd: a drive on a channel of the PIIX3 IDE
  * function, with QEMU's properties drive=, rerror=, werror=, unit=,
- * model=, serial=, ver=, and bus=ide.N (QEMU's generic bus property; here only IDE devices have
- * one).
+ * model=, serial=, ver=, and bus=ide.N (QEMU's generic bus property; here
+ * only IDE devices have one).
  */
 #include <string.h>
 #include <glib.h>

@@ -47,8 +47,8 @@ typedef struct IDEDriveIdentity {
  * (-1: the first free one), as -device ide-hd/ide-cd does, with the
  * device's werror=/rerror= (an ATA disk acts on them; ATAPI, as QEMU's,
  * reports every error, though query-block shows the io-status they give).
- * Errors as
- * QEMU words them ("IDE unit 0 is in use", "Block node is read-only").
+ * Errors as QEMU words them ("IDE unit 0 is in use", "Block node is
+ * read-only").
  * Returns the drive's QEMUDevice, which carries its id (its lock is
  * unused: the channel's guards the drive).
  */

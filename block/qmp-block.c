@@ -67,7 +67,7 @@ static void add_block_info(DriveInfo *drive, void *opaque)
     }
     /* QEMU keeps an io-status for a drive a device has whose errors may
      * stop the VM; a stop for an error changes it until cont. */
-    if (drive->dev && drive_error_may_stop(drive->cfg->rerror, drive->cfg->werror)) {
+    if (drive->dev && drive_error_may_stop(drive->rerror, drive->werror)) {
         json_object_set_string_member(info, "io-status",
                                       drive->blk ? blk_io_status(drive->blk) : "ok");
     }

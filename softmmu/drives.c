@@ -38,6 +38,8 @@ bool drives_open(GPtrArray *cfgs, Error **errp)
     for (guint i = 0; i < cfgs->len; i++) {
         DriveInfo *drive = g_new0(DriveInfo, 1);
         drive->cfg = g_ptr_array_index(cfgs, i);
+        drive->rerror = drive->cfg->rerror;
+        drive->werror = drive->cfg->werror;
         drive->acct = block_acct_new();
         g_ptr_array_add(drives, drive);
         if (drive->cfg->file && !(drive->blk = blk_new_open(drive->cfg, errp))) {
@@ -127,6 +129,8 @@ DriveInfo *drive_info_new_anonymous(DriveMedia media)
     cfg->origin = g_strdup("-device");
     DriveInfo *drive = g_new0(DriveInfo, 1);
     drive->cfg = cfg;
+    drive->rerror = cfg->rerror;
+    drive->werror = cfg->werror;
     drive->anonymous = true;
     drive->in_use = true;
     drive->acct = block_acct_new();

@@ -33,6 +33,7 @@ static const PropertyKindInfo kind_info[DEVICE_PROP_KIND_COUNT] = {
         "str", sizeof(MACAddr), "Ethernet 6-byte MAC Address, example: 52:54:00:12:34:56" },
     [DEVICE_PROP_PCI_DEVFN] = {
         "int32", sizeof(int32_t), "Slot and optional function number, example: 06.0 or 06" },
+    [DEVICE_PROP_ENUM] = { NULL, sizeof(int) },     /* type name: the choices' */
     [DEVICE_PROP_IOTHREAD] = { "link<iothread>", sizeof(DeviceLink), NULL, "iothread" },
     [DEVICE_PROP_CHARDEV] = {
         "str", sizeof(DeviceLink), "ID of a chardev to use as a backend", "chardev" },
@@ -117,6 +118,9 @@ void device_property_set_default(const DeviceProperty *prop, void *options)
     case DEVICE_PROP_INT32:
     case DEVICE_PROP_PCI_DEVFN:
         *(int32_t *)field = prop->defval.i;
+        break;
+    case DEVICE_PROP_ENUM:
+        *(int *)field = prop->defval.i;
         break;
     case DEVICE_PROP_STRING:
         *(char **)field = g_strdup(prop->defval.s);
@@ -208,6 +212,18 @@ static bool parse_on_off_auto(const char *text, OnOffAuto *value)
     return true;
 }
 
+/* One of the choices' names, exactly (QEMU's enums ignore no case). */
+static bool parse_enum(const DevicePropertyChoices *choices, const char *text, int *value)
+{
+    for (int v = 0; v < choices->count; v++) {
+        if (strcmp(text, choices->name(v)) == 0) {
+            *value = v;
+            return true;
+        }
+    }
+    return false;
+}
+
 static bool parse_link(const char *text, DeviceLink *link)
 {
     if (!*text) {
@@ -249,6 +265,8 @@ static bool parse_value(const DeviceProperty *prop, const char *text, void *fiel
         return true;
     case DEVICE_PROP_MACADDR:
         return parse_macaddr(text, field);
+    case DEVICE_PROP_ENUM:
+        return parse_enum(prop->choices, text, field);
     case DEVICE_PROP_IOTHREAD:
     case DEVICE_PROP_CHARDEV:
     case DEVICE_PROP_DRIVE:
@@ -288,6 +306,7 @@ static char *expected_syntax(const DeviceProperty *prop)
     case DEVICE_PROP_NETDEV:
         return g_strdup_printf("the id of a %s", kind_info[prop->kind].backend);
     case DEVICE_PROP_STRING:
+    case DEVICE_PROP_ENUM:      /* has QEMU's own message */
     case DEVICE_PROP_KIND_COUNT:
         break;
     }
@@ -304,14 +323,18 @@ bool device_property_parse(const DeviceProperty *prop, const char *type_name,
         }
         text = "on";
     }
-    if (!parse_value(prop, text, field_of(prop, options))) {
-        char *expected = expected_syntax(prop);
+    if (parse_value(prop, text, field_of(prop, options))) {
+        return true;
+    }
+    if (prop->kind == DEVICE_PROP_ENUM) {
+        /* QEMU's words for an enum, which -device TYPE,help lists. */
+        error_setg(errp, "Parameter '%s' does not accept value '%s'", prop->name, text);
+    } else {
+        g_autofree char *expected = expected_syntax(prop);
         error_setg(errp, "Property '%s.%s' expects %s, not '%s'", type_name, prop->name,
                    expected, text);
-        g_free(expected);
-        return false;
     }
-    return true;
+    return false;
 }
 
 void device_property_copy(const DeviceProperty *prop, void *dst, const void *src)
@@ -357,6 +380,8 @@ static char *default_text(const DeviceProperty *prop)
         return g_strdup_printf("%" PRId64, prop->defval.i);
     case DEVICE_PROP_STRING:
         return prop->defval.s ? g_strdup_printf("\"%s\"", prop->defval.s) : NULL;
+    case DEVICE_PROP_ENUM:
+        return g_strdup_printf("\"%s\"", prop->choices->name(prop->defval.i));
     default:
         return NULL;
     }
@@ -366,7 +391,9 @@ void device_property_print_help(const DeviceProperty *prop, FILE *out)
 {
     const PropertyKindInfo *info = &kind_info[prop->kind];
     const char *description = prop->description ? prop->description : info->description;
-    char *syntax = g_strdup_printf("%s=<%s>", prop->name, info->type_name);
+    const char *type_name = prop->kind == DEVICE_PROP_ENUM ? prop->choices->type_name
+                                                           : info->type_name;
+    char *syntax = g_strdup_printf("%s=<%s>", prop->name, type_name);
     char *defval = default_text(prop);
     if (!description && !defval) {
         fprintf(out, "  %s\n", syntax);
@@ -442,6 +469,8 @@ char *device_property_value_text(const DeviceProperty *prop, const void *options
         return g_strdup_printf("\"%02x:%02x:%02x:%02x:%02x:%02x\"", a[0], a[1], a[2], a[3],
                                a[4], a[5]);
     }
+    case DEVICE_PROP_ENUM:
+        return g_strdup_printf("\"%s\"", prop->choices->name(*(const int *)field));
     case DEVICE_PROP_PCI_DEVFN: {
         int32_t devfn = *(const int32_t *)field;
         return devfn < 0 ? g_strdup("<unset>")

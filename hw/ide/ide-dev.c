@@ -1,8 +1,8 @@
 /*
  * -device ide-hd and ide-cd: a drive on a channel of the PIIX3 IDE
- * function, with QEMU's properties drive=, unit=, model=, serial=, ver=,
- * and bus=ide.N (QEMU's generic bus property; here only IDE devices have
- * one).
+ * function, with QEMU's properties drive=, rerror=, werror=, unit=,
+ * model=, serial=, ver=, and bus=ide.N (QEMU's generic bus property; here
+ * only IDE devices have one).
  */
 #include <string.h>
 #include <glib.h>
@@ -10,6 +10,7 @@
 
 typedef struct IDEDriveOptions {
     DeviceLink drive;
+    BlockErrorProperties errors;
     char *bus;
     uint32_t unit;
     char *model;
@@ -21,6 +22,7 @@ typedef struct IDEDriveOptions {
 
 static const DeviceProperty ide_drive_properties[] = {
     DEFINE_PROP_LINK("drive", DEVICE_PROP_DRIVE, IDEDriveOptions, drive),
+    DEFINE_BLOCK_ERROR_PROPERTIES(IDEDriveOptions, errors),
     DEFINE_PROP_STRING("bus", IDEDriveOptions, bus, "ide.0 or ide.1 (default: the first "
                        "with a free unit)"),
     DEFINE_PROP_UINT32("unit", IDEDriveOptions, unit, IDE_UNIT_ANY, NULL),
@@ -56,7 +58,8 @@ static QEMUDevice *ide_drive_realize(const void *options, const DeviceBuses *bus
     }
     IDEDriveIdentity identity = { .model = o->model, .serial = o->serial, .firmware = o->ver };
     int unit = o->unit == IDE_UNIT_ANY ? -1 : (int)MIN(o->unit, INT32_MAX);
-    return ide_drive_attach(buses->ide, bus, unit, kind, o->drive.backend, &identity, errp);
+    return ide_drive_attach(buses->ide, bus, unit, kind, o->drive.backend, &identity,
+                            &o->errors, errp);
 }
 
 static QEMUDevice *ide_hd_realize(const void *options, const DeviceBuses *buses, Error **errp)

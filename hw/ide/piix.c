@@ -300,7 +300,7 @@ void ide_drive_identity_strings(const QEMUDevice *drive, const char **serial,
 
 QEMUDevice *ide_drive_attach(PIIXIDEState *s, int bus, int unit, IDEDriveKind kind,
                              DriveInfo *drive, const IDEDriveIdentity *identity,
-                             Error **errp)
+                             const BlockErrorProperties *errors, Error **errp)
 {
     if (kind == IDE_DRIVE_HD && !drive) {
         error_setg(errp, "No drive specified");
@@ -319,6 +319,7 @@ QEMUDevice *ide_drive_attach(PIIXIDEState *s, int bus, int unit, IDEDriveKind ki
          * may change (named by the device's id). */
         drive = drive_info_new_anonymous(DRIVE_MEDIA_CDROM);
     }
+    block_error_properties_apply(errors, drive);
     IDEUnit *u = piix_ide_unit(s, bus, unit);
     IDEChannel *ch = &s->channels[bus];
     device_lock(&ch->qdev);
@@ -328,7 +329,7 @@ QEMUDevice *ide_drive_attach(PIIXIDEState *s, int bus, int unit, IDEDriveKind ki
     u->blk = drive ? drive->blk : NULL;
     if (!u->is_cd && u->blk) {
         /* As QEMU's: an ATA disk honours werror/rerror, ATAPI reports. */
-        blk_set_on_error(u->blk, drive->cfg->rerror, drive->cfg->werror);
+        blk_set_on_error(u->blk, drive->rerror, drive->werror);
     }
     u->sectors = u->blk ? blk_getlength(u->blk) / IDE_SECTOR_SIZE : 0;
     u->buf = g_malloc0(IDE_BUFFER_SIZE);

@@ -17,6 +17,7 @@
 #include <inttypes.h>
 #include <string.h>
 #include <glib.h>
+#include "hw/block-error-properties.h"
 #include "hw/virtio/virtio-blk.h"
 #include "hw/virtio/virtio-pci.h"
 #include "hw/virtio/virtio.h"
@@ -414,6 +415,7 @@ QEMUDevice *virtio_blk_pci_new(PCIBus *bus, int devfn, const VirtIOBlkConf *conf
 typedef struct VirtIOBlkPCIOptions {
     int32_t addr;
     DeviceLink drive;
+    BlockErrorProperties errors;
     DeviceLink iothread;
     uint16_t num_queues;
     uint16_t queue_size;
@@ -424,6 +426,7 @@ typedef struct VirtIOBlkPCIOptions {
 static const DeviceProperty virtio_blk_pci_properties[] = {
     DEFINE_PROP_PCI_DEVFN("addr", VirtIOBlkPCIOptions, addr),
     DEFINE_PROP_LINK("drive", DEVICE_PROP_DRIVE, VirtIOBlkPCIOptions, drive),
+    DEFINE_BLOCK_ERROR_PROPERTIES(VirtIOBlkPCIOptions, errors),
     DEFINE_PROP_LINK("iothread", DEVICE_PROP_IOTHREAD, VirtIOBlkPCIOptions, iothread),
     DEFINE_PROP_UINT16("num-queues", VirtIOBlkPCIOptions, num_queues,
                        VIRTIO_BLK_AUTO_NUM_QUEUES, "request queues (default: one per vCPU, "
@@ -446,6 +449,9 @@ static QEMUDevice *virtio_blk_pci_realize(const void *options, const DeviceBuses
         error_setg(errp, "Device needs media, but drive is empty");
         return NULL;
     }
+    if (drive) {
+        block_error_properties_apply(&o->errors, drive);
+    }
     /* As QEMU 7.2: a queue per vCPU the machine starts with (not maxcpus),
      * each with its MSI-X vector, so that blk-mq maps one to each CPU. */
     uint16_t num_queues = o->num_queues;
@@ -455,8 +461,8 @@ static QEMUDevice *virtio_blk_pci_realize(const void *options, const DeviceBuses
     VirtIOBlkConf conf = {
         .blk = drive ? drive->blk : NULL, .iothread = o->iothread.backend,
         .num_queues = num_queues, .queue_size = o->queue_size, .serial = o->serial,
-        .pci = &o->pci, .rerror = drive ? drive->cfg->rerror : DRIVE_ERROR_REPORT,
-        .werror = drive ? drive->cfg->werror : DRIVE_ERROR_REPORT,
+        .pci = &o->pci, .rerror = drive ? drive->rerror : DRIVE_ERROR_REPORT,
+        .werror = drive ? drive->werror : DRIVE_ERROR_REPORT,
     };
     QEMUDevice *dev = virtio_blk_pci_new(buses->pci, o->addr, &conf, errp);
     if (dev && drive) {

@@ -31,6 +31,7 @@ typedef enum DevicePropertyKind {
     DEVICE_PROP_STRING,     /* char *, g_free'd with the options */
     DEVICE_PROP_MACADDR,    /* MACAddr: 52:54:00:12:34:56 */
     DEVICE_PROP_PCI_DEVFN,  /* int32_t: SLOT[.FN] in hexadecimal, -1 if not given */
+    DEVICE_PROP_ENUM,       /* int: one of the names of the property's choices */
     /* References to a backend by its id (DeviceLink), resolved when the
      * device is realized: an -object iothread, a -chardev, a -drive, a
      * -netdev. */
@@ -48,6 +49,18 @@ typedef enum OnOffAuto {
     ON_OFF_AUTO_ON,
     ON_OFF_AUTO_OFF,
 } OnOffAuto;
+
+/*
+ * The values of an enum property (QEMU's QAPI enum properties, as a
+ * device's werror=): value v, 0 <= v < count, is written name(v). A name
+ * function rather than a table, so that a kind whose names live elsewhere
+ * (drive_error_action_name) is not spelled twice.
+ */
+typedef struct DevicePropertyChoices {
+    const char *type_name;      /* for -device TYPE,help: werror=<BlockdevOnError> */
+    int count;
+    const char *(*name)(int value);
+} DevicePropertyChoices;
 
 typedef struct MACAddr {
     uint8_t a[6];
@@ -71,6 +84,7 @@ typedef struct DeviceProperty {
         const char *s;
     } defval;                   /* zero unless the macro gives one */
     const char *description;    /* NULL: the kind's own, if it has one */
+    const DevicePropertyChoices *choices;   /* DEVICE_PROP_ENUM's values */
 } DeviceProperty;
 
 /* offsetof(State, field), refusing to compile unless the field is a ctype. */
@@ -110,6 +124,10 @@ typedef struct DeviceProperty {
 /* QEMU's addr= of every PCI device: SLOT[.FN], the first free slot if unset. */
 #define DEFINE_PROP_PCI_DEVFN(name_, State, field) \
     DEFINE_PROP_DEFAULT(name_, DEVICE_PROP_PCI_DEVFN, State, field, int32_t, i, -1, NULL)
+/* An int holding one of choices' values, default_ if not given. */
+#define DEFINE_PROP_ENUM(name_, State, field, choices_, default_, desc_) \
+    { DEFINE_PROP_KIND(name_, DEVICE_PROP_ENUM, State, field, int, desc_), \
+      .choices = (choices_), .defval.i = (default_) }
 #define DEFINE_PROP_LINK(name_, kind_, State, field) \
     { DEFINE_PROP_KIND(name_, kind_, State, field, DeviceLink, NULL) }
 
@@ -132,8 +150,8 @@ bool device_property_is_link(const DeviceProperty *prop);
 /* The name of a backend-reference kind, as in "-object iothread": "iothread". */
 const char *device_property_backend_name(DevicePropertyKind kind);
 /* The value in options as QEMU's `info qtree` prints it: true, "auto",
- * 4 (0x4), 2147483648 (2 GiB), "text", "52:54:00:12:34:56", 03.0, "n0"
- * (a reference: the backend's id). */
+ * 4 (0x4), 2147483648 (2 GiB), "text", "52:54:00:12:34:56", 03.0, "stop"
+ * (an enum), "n0" (a reference: the backend's id). */
 char *device_property_value_text(const DeviceProperty *prop, const void *options);
 /* One line of `-device TYPE,help`, in QEMU's layout:
  * "  addr=<int32>           - Slot and ... (default: -1)". */

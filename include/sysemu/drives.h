@@ -44,6 +44,9 @@ typedef struct DriveInfo {
     bool in_use;                /* a device has it */
     BlockAcct *acct;            /* the drive's I/O counters, across media */
     QEMUDevice *dev;            /* the device that has it (drive_info_attach) */
+    /* The error actions in effect: the -drive's, or its device's
+     * werror=/rerror= (hw/block-error-properties.h). */
+    DriveErrorAction rerror, werror;
     bool anonymous;             /* made for a device without drive= (owns cfg) */
     const DriveMediumOps *medium_ops;   /* NULL: not removable */
     void *medium_opaque;

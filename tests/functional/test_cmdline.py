@@ -193,6 +193,10 @@ def test_fw_cfg_name_outside_opt_warns_and_is_accepted(our_vmm):
      '  disable-legacy=<OnOffAuto> - on/off/auto (default: "auto")\n'
      "  disable-modern=<bool>  -  (default: false)\n"),
     (["-device", "virtio-blk-pci,help"], "  ioeventfd=<bool>       - on/off (default: true)\n"),
+    (["-device", "ide-hd,help"], '  werror=<BlockdevOnError> - Error handling policy, '
+     'report/ignore/enospc/stop/auto (default: "auto")\n'),
+    (["-device", "virtio-blk-pci,help"], '  rerror=<BlockdevOnError> - Error handling policy, '
+     'report/ignore/enospc/stop/auto (default: "auto")\n'),
     (["-cpu", "help"], "qemu64"),
     (["-object", "help"], "iothread"),
 ])
@@ -253,6 +257,11 @@ def drive_errors(tmp):
     raw2.write_bytes(bytes(1 << 20))
     qcow2 = tmp / "disk.qcow2"
     qcow2.write_bytes(b"QFI\xfb" + bytes(1 << 16))
+
+    def on_drive_d0(device):
+        """-device device on the if=none drive d0."""
+        return ["-drive", f"file={raw},format=raw,if=none,id=d0", "-device", device, *NO_KERNEL]
+
     return [
         (["-drive", f"file={tmp}/missing.img,format=raw", *NO_KERNEL],
          f"-drive file={tmp}/missing.img,format=raw: Could not open '{tmp}/missing.img': "
@@ -289,12 +298,17 @@ def drive_errors(tmp):
          "-device ide-cd,bus=ide.1,unit=0: IDE unit 0 is in use"),
         (["-drive", f"file={raw},format=raw,index=1", "-device", "ide-hd,drive=ide0-hd1", *NO_KERNEL],
          "automatically connected"),
-        (["-drive", f"file={raw},format=raw,if=none,id=d0",
-          "-device", "virtio-blk-pci,drive=d0,disable-legacy=on,disable-modern=on", *NO_KERNEL],
+        (on_drive_d0("virtio-blk-pci,drive=d0,disable-legacy=on,disable-modern=on"),
          "device cannot work as neither modern nor legacy mode is enabled"),
-        (["-drive", f"file={raw},format=raw,if=none,id=d0",
-          "-device", "virtio-blk-pci,drive=d0,disable-legacy=maybe", *NO_KERNEL],
+        (on_drive_d0("virtio-blk-pci,drive=d0,disable-legacy=maybe"),
          "Property 'virtio-blk-pci.disable-legacy' expects on, off or auto, not 'maybe'"),
+        # The devices' werror=/rerror= (QEMU's words for a bad enum value).
+        (on_drive_d0("ide-hd,drive=d0,werror=foo"),
+         "-device ide-hd,drive=d0,werror=foo: Parameter 'werror' does not accept value 'foo'"),
+        (on_drive_d0("ide-cd,drive=d0,rerror=STOP"),
+         "-device ide-cd,drive=d0,rerror=STOP: Parameter 'rerror' does not accept value 'STOP'"),
+        (on_drive_d0("virtio-blk-pci,drive=d0,werror="),
+         "-device virtio-blk-pci,drive=d0,werror=: Parameter 'werror' does not accept value ''"),
     ]
 
 
@@ -321,6 +335,13 @@ def test_drives_are_accepted(our_vmm, tmp_path):
         ["-drive", f"file={disks[0]},format=raw,if=none,id=d0", "-device", "ide-hd,drive=d0,id=disk0",
          "-drive", f"file={disks[1]},format=raw,if=none,id=d1,readonly=on",
          "-device", "ide-cd,drive=d1,bus=ide.1,unit=1", "-device", "ide-cd"],
+        # werror=/rerror= on the devices, enospc for reads too (as QEMU 7.2).
+        ["-drive", f"file={disks[0]},format=raw,if=none,id=d0",
+         "-device", "ide-hd,drive=d0,werror=stop,rerror=enospc",
+         "-drive", f"file={disks[1]},format=raw,if=none,id=d1,readonly=on",
+         "-device", "ide-cd,drive=d1,werror=report,rerror=stop",
+         "-drive", f"file={disks[2]},format=raw,if=none,id=d2,werror=stop",
+         "-device", "virtio-blk-pci,drive=d2,werror=ignore,rerror=auto"],
         ["-drive", f"file={disks[0]},format=raw,cache=none,aio=native",
          "-drive", f"file={disks[1]},format=raw,cache=directsync,aio=io_uring,index=1"],
     ):

@@ -565,17 +565,20 @@ QTREE_CHOSEN = [
         "        class SCSI controller, addr 00:03.0, pci id 1af4:1001 (sub 1af4:0002)"]),
     ("        bus: virtio-bus", ["          type virtio-pci-bus"]),
     ('          dev: virtio-blk-device, id ""', [
-        '            drive = "d0"', "            num-queues = 2 (0x2)",
+        '            drive = "d0"', '            rerror = "auto"', '            werror = "stop"',
+        "            num-queues = 2 (0x2)",
         "            queue-size = 256 (0x100)", '            serial = "vbs"']),
     ('      dev: e1000, id "nic"', [
         '        mac = "52:54:00:aa:bb:cc"', '        netdev = "n0"', "        addr = 02.0"]),
     ("        bus: ide.1", ["          type IDE"]),
     ('          dev: ide-cd, id "cd"', [
-        '            drive = ""', '            serial = "QM00004"', '            ver = "2.5+"',
+        '            drive = ""', '            rerror = "auto"', '            werror = "auto"',
+        '            serial = "QM00004"', '            ver = "2.5+"',
         "            unit = 1 (0x1)"]),
     ("        bus: ide.0", ["          type IDE"]),
     ('          dev: ide-hd, id ""', [
-        '            drive = "d1"', '            serial = "disk1"', '            ver = "1.0"',
+        '            drive = "d1"', '            rerror = "stop"', '            werror = "report"',
+        '            serial = "disk1"', '            ver = "1.0"',
         "            unit = 0 (0x0)"]),
     ("        bus: isa.0", ["          type ISA"]),
     ('          dev: isa-serial, id ""', [
@@ -605,9 +608,9 @@ def test_info_qtree_chosen_values(vmm, vmm_cmd, terminals, tmp_path):
         vmm, "-monitor", "stdio", "-smp", "2", "-serial", "null",
         "-netdev", "user,id=n0", "-device", "e1000,netdev=n0,id=nic,mac=52:54:00:aa:bb:cc",
         "-drive", f"file={disks[0]},format=raw,if=none,id=d0",
-        "-device", "virtio-blk-pci,drive=d0,id=vb,serial=vbs",
+        "-device", "virtio-blk-pci,drive=d0,id=vb,serial=vbs,werror=stop",
         "-drive", f"file={disks[1]},format=raw,if=none,id=d1",
-        "-device", "ide-hd,drive=d1,bus=ide.0,serial=disk1,ver=1.0",
+        "-device", "ide-hd,drive=d1,bus=ide.0,serial=disk1,ver=1.0,rerror=stop,werror=report",
         "-device", "ide-cd,id=cd,bus=ide.1,unit=1")
     term = terminals(cmd, "pipes")
     term.read_until(rb"\(qemu\) ")

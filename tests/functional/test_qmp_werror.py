@@ -12,6 +12,10 @@ Debian's qemu-system-x86_64 (the reference column), QEMU 7.2's answers:
 - werror=report: the guest's write fails, action "report", the VM runs.
 - werror=ignore: the guest's write succeeds, action "ignore", the image
   keeps its hole.
+- -device ide-hd,drive=d0,werror=... on a drive made with -drive
+  if=none,id=d0: the device's action wins over the drive's (werror=stop
+  on the device stops the VM although the drive says report, and
+  werror=report on the device reports although the drive says stop).
 A reset and quit while stopped on the error do not wait for the kept
 write. With report or ignore no error of the drive can stop the VM, and QEMU then
 has no io-status: query-block and the event's "nospace" leave it out.
@@ -49,23 +53,31 @@ def vmm(request, our_vmm):
 
 @pytest.fixture
 def full_disk_machine(vmm, tmp_path, tiny_kernels):
-    """start(werror): a Machine whose tiny guest writes to an IDE disk on a
-    full tmpfs; werror=None leaves the default."""
+    """start(werror, device_werror): a Machine whose tiny guest writes to an
+    IDE disk on a full tmpfs; werror=None leaves the default. With
+    device_werror the disk is -device ide-hd,drive=d0,werror=device_werror
+    on ide.0's master (the guest's disk) and the drive is if=none,id=d0."""
     if os.geteuid() != 0 or not shutil.which("unshare"):
         pytest.skip("needs root and unshare(1) for a tmpfs in a mount namespace")
     mnt = tmp_path / "full"
     mnt.mkdir()
     machines = []
 
-    def start(werror):
-        drive = f"file={mnt}/{IMAGE},format=raw,if=ide,index=0"
+    def start(werror, device_werror=None):
+        if device_werror:
+            drive = f"file={mnt}/{IMAGE},format=raw,if=none,id=d0"
+            device = ["-device", f"ide-hd,drive=d0,bus=ide.0,unit=0,werror={device_werror}"]
+        else:
+            drive = f"file={mnt}/{IMAGE},format=raw,if=ide,index=0"
+            device = []
         if werror:
             drive += f",werror={werror}"
         prefix = ["unshare", "-m", "sh", "-c", NAMESPACE_SETUP.format(kb=FS_KB, image=IMAGE),
                   "sh", str(mnt)]
         # Paused until the monitor listens: the write fails at once.
         m = Machine(vmm, tmp_path, tiny_kernels / "tiny.elf", "diskwrite",
-                    ["-S", "-drive", drive], prefix=prefix)
+                    ["-S", "-drive", drive] + device, prefix=prefix)
+        m.drive_id = "d0" if device_werror else "ide0-hd0"
         assert m.qmp.cmd("cont") == {}
         assert m.event("RESUME") is None
         # The VMM's view of the tmpfs (its mount namespace) from outside.
@@ -89,7 +101,7 @@ def io_error_event(m, action, nospace):
     member out (no error of the drive may stop the VM)."""
     data = m.event("BLOCK_IO_ERROR")
     assert data.pop("node-name").startswith("#block")
-    expected = {"device": "ide0-hd0", "operation": "write", "action": action,
+    expected = {"device": m.drive_id, "operation": "write", "action": action,
                 "reason": "No space left on device"}
     if nospace is not None:
         expected["nospace"] = nospace
@@ -97,7 +109,7 @@ def io_error_event(m, action, nospace):
 
 
 def disk_info(m):
-    return next(b for b in m.qmp.cmd("query-block") if b["device"] == "ide0-hd0")
+    return next(b for b in m.qmp.cmd("query-block") if b["device"] == m.drive_id)
 
 
 def hmp(m, line):
@@ -142,6 +154,34 @@ def test_ignore_tells_the_guest_it_worked(full_disk_machine):
     assert m.qmp.cmd("query-status") == status("running")
     assert "io-status" not in disk_info(m)
     assert image_bytes(m) == bytes(WRITE_BYTES)
+
+
+def test_device_werror_stop_wins_over_the_drives_report(full_disk_machine):
+    """-device ide-hd,...,werror=stop on -drive if=none,...,werror=report:
+    the VM stops on the error, as with the default, and cont finishes the
+    write."""
+    m = full_disk_machine("report", device_werror="stop")
+    m.wait_serial(r"tiny: disk writing\n")
+    io_error_event(m, "stop", nospace=True)
+    assert m.event("STOP") is None
+    assert m.qmp.cmd("query-status") == status("io-error")
+    assert disk_info(m)["io-status"] == "nospace"
+
+    os.unlink(f"{m.fs}/filler")
+    assert m.qmp.cmd("cont") == {}
+    assert m.event("RESUME") is None
+    m.wait_serial(r"tiny: disk write ok\n")
+    assert disk_info(m)["io-status"] == "ok"
+    assert image_bytes(m) == b"\xa5" * WRITE_BYTES
+
+
+def test_device_werror_report_wins_over_the_drives_stop(full_disk_machine):
+    m = full_disk_machine("stop", device_werror="report")
+    m.wait_serial(r"tiny: disk write failed error=")
+    io_error_event(m, "report", nospace=None)
+    assert m.qmp.cmd("query-status") == status("running")
+    assert "io-status" not in disk_info(m)
+    assert not [e for e in m.qmp.events if e["event"] == "STOP"]
 
 
 def test_reset_and_quit_while_stopped_on_io_error(full_disk_machine):

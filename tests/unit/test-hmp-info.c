@@ -7,6 +7,7 @@
 #include <string.h>
 #include <glib.h>
 #include "exec/memory.h"
+#include "hw/block-error-properties.h"
 #include "hw/char/serial.h"
 #include "hw/ide/ide.h"
 #include "hw/pci-host/i440fx.h"
@@ -101,6 +102,7 @@ static void test_property_value_text(void)
         char *s, *none;
         MACAddr mac;
         DeviceLink link, nolink;
+        BlockErrorProperties errors;
     } Opts;
     static const DeviceProperty props[] = {
         DEFINE_PROP_BOOL("b", Opts, b, false, NULL),
@@ -116,15 +118,17 @@ static void test_property_value_text(void)
         DEFINE_PROP_MACADDR("mac", Opts, mac),
         DEFINE_PROP_LINK("netdev", DEVICE_PROP_NETDEV, Opts, link),
         DEFINE_PROP_LINK("chardev", DEVICE_PROP_CHARDEV, Opts, nolink),
+        DEFINE_BLOCK_ERROR_PROPERTIES(Opts, errors),
     };
     Opts o = { .b = true, .ooa = ON_OFF_AUTO_OFF, .u16 = 256, .i32 = -1,
                .devfn = PCI_DEVFN(3, 1), .unset_devfn = -1, .size = 2147483648u,
                .small = 512, .s = "QM00001", .mac = { { 0x52, 0x54, 0, 0x12, 0x34, 0x56 } },
-               .link = { .id = "n0" } };
+               .link = { .id = "n0" },
+               .errors = { .rerror = BLOCK_ERROR_AUTO, .werror = DRIVE_ERROR_ENOSPC } };
     const char *expected[] = {
         "true", "\"off\"", "256 (0x100)", "-1 (0xffffffffffffffff)", "03.1", "<unset>",
         "2147483648 (2 GiB)", "512 (512 B)", "\"QM00001\"", "\"\"", "\"52:54:00:12:34:56\"",
-        "\"n0\"", "\"\"",
+        "\"n0\"", "\"\"", "\"auto\"", "\"enospc\"",
     };
     for (size_t i = 0; i < G_N_ELEMENTS(props); i++) {
         g_autofree char *text = device_property_value_text(&props[i], &o);

@@ -6,6 +6,7 @@
  */
 #include <string.h>
 #include <glib.h>
+#include "hw/block-error-properties.h"
 #include "hw/misc/testdev.h"
 #include "hw/net/e1000.h"
 #include "hw/qdev-registry.h"
@@ -23,6 +24,7 @@ typedef struct FakeOptions {
     MACAddr mac;
     int32_t addr;
     DeviceLink iothread, chardev, drive, netdev;
+    BlockErrorProperties errors;    /* an enum kind, as the drives' devices have */
 } FakeOptions;
 
 static const DeviceProperty fake_properties[] = {
@@ -41,6 +43,7 @@ static const DeviceProperty fake_properties[] = {
     DEFINE_PROP_LINK("chardev", DEVICE_PROP_CHARDEV, FakeOptions, chardev),
     DEFINE_PROP_LINK("drive", DEVICE_PROP_DRIVE, FakeOptions, drive),
     DEFINE_PROP_LINK("netdev", DEVICE_PROP_NETDEV, FakeOptions, netdev),
+    DEFINE_BLOCK_ERROR_PROPERTIES(FakeOptions, errors),
 };
 
 /* What the last realize saw, and the devices it made. */
@@ -107,6 +110,8 @@ static void test_defaults(void)
     g_assert_null(o->label);
     g_assert_cmpint(o->addr, ==, -1);
     g_assert_null(o->iothread.id);
+    g_assert_cmpint(o->errors.rerror, ==, BLOCK_ERROR_AUTO);
+    g_assert_cmpint(o->errors.werror, ==, BLOCK_ERROR_AUTO);
     g_assert_cmpuint(dev->given, ==, 0);
     device_config_free(dev);
 }
@@ -127,6 +132,8 @@ static void test_values(void)
     set_ok(dev, "mac", "52:54:00:12:34:5f");
     set_ok(dev, "addr", "1f.7");
     set_ok(dev, "drive", "disk0");
+    set_ok(dev, "werror", "stop");
+    set_ok(dev, "rerror", "enospc");    /* a device takes it for reads too, as QEMU's */
     set_ok(dev, "id", "my-dev.1");
     const FakeOptions *o = options_of(dev);
     g_assert_false(o->flag);
@@ -142,9 +149,25 @@ static void test_values(void)
     g_assert_cmpmem(o->mac.a, 6, mac, 6);
     g_assert_cmpint(o->addr, ==, 0x1f << 3 | 7);
     g_assert_cmpstr(o->drive.id, ==, "disk0");
+    g_assert_cmpint(o->errors.werror, ==, DRIVE_ERROR_STOP);
+    g_assert_cmpint(o->errors.rerror, ==, DRIVE_ERROR_ENOSPC);
     g_assert_cmpstr(dev->id, ==, "my-dev.1");
     /* One bit for each property given (id= is none). */
-    g_assert_cmpuint(__builtin_popcountll(dev->given), ==, 12);
+    g_assert_cmpuint(__builtin_popcountll(dev->given), ==, 14);
+
+    /* Each name of the enum, and auto again. */
+    static const struct {
+        const char *text;
+        int value;
+    } actions[] = {
+        { "report", DRIVE_ERROR_REPORT }, { "ignore", DRIVE_ERROR_IGNORE },
+        { "enospc", DRIVE_ERROR_ENOSPC }, { "stop", DRIVE_ERROR_STOP },
+        { "auto", BLOCK_ERROR_AUTO },
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(actions); i++) {
+        set_ok(dev, "werror", actions[i].text);
+        g_assert_cmpint(options_of(dev)->errors.werror, ==, actions[i].value);
+    }
 
     /* A bare key is "on" for a bool and an OnOffAuto; the tri-state takes
      * every spelling of a bool, and auto. */
@@ -198,6 +221,11 @@ static void test_errors(void)
           "to 1f (hexadecimal) and FUNCTION 0 to 7, not '1.8'" },
         { "netdev", "", "Property 'fake-device.netdev' expects the id of a netdev, not ''" },
         { "count", NULL, "Property 'fake-device.count' needs a value" },
+        /* An enum's error is QEMU's, word for word; its names are exact. */
+        { "werror", "foo", "Parameter 'werror' does not accept value 'foo'" },
+        { "rerror", "STOP", "Parameter 'rerror' does not accept value 'STOP'" },
+        { "werror", "", "Parameter 'werror' does not accept value ''" },
+        { "werror", NULL, "Property 'fake-device.werror' needs a value" },
         { "id", "9lives", "Parameter 'id' expects an identifier: letters, digits, '-', '.' "
           "and '_', starting with a letter" },
         { "id", NULL, "Parameter 'id' expects an identifier: letters, digits, '-', '.' "
@@ -247,8 +275,12 @@ static void test_property_help(void)
         "  netdev=<str>           - ID of a netdev to use as a backend\n"
         "  offset=<int32>         -  (default: -5)\n"
         "  port=<uint16>          - first port (default: 1016)\n"
+        "  rerror=<BlockdevOnError> - Error handling policy, report/ignore/enospc/stop/auto "
+        "(default: \"auto\")\n"
         "  size=<size>            -  (default: 4096)\n"
-        "  small=<uint8>          -  (default: 7)\n");
+        "  small=<uint8>          -  (default: 7)\n"
+        "  werror=<BlockdevOnError> - Error handling policy, report/ignore/enospc/stop/auto "
+        "(default: \"auto\")\n");
     g_free(text);
 }
 

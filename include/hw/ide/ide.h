@@ -13,6 +13,7 @@
 #define HW_IDE_IDE_H
 
 #include <stdbool.h>
+#include "hw/block-error-properties.h"
 #include "hw/pci/pci.h"
 #include "hw/qdev-registry.h"
 #include "qemu/error.h"
@@ -43,14 +44,17 @@ typedef struct IDEDriveIdentity {
 
 /*
  * Put a drive on channel bus (-1: the first with a free unit) at unit
- * (-1: the first free one), as -device ide-hd/ide-cd does. Errors as
- * QEMU words them ("IDE unit 0 is in use", "Block node is read-only").
+ * (-1: the first free one), as -device ide-hd/ide-cd does, with the
+ * device's werror=/rerror= (an ATA disk acts on them; ATAPI, as QEMU's,
+ * reports every error, though query-block shows the io-status they give).
+ * Errors as QEMU words them ("IDE unit 0 is in use", "Block node is
+ * read-only").
  * Returns the drive's QEMUDevice, which carries its id (its lock is
  * unused: the channel's guards the drive).
  */
 QEMUDevice *ide_drive_attach(PIIXIDEState *s, int bus, int unit, IDEDriveKind kind,
                              DriveInfo *drive, const IDEDriveIdentity *identity,
-                             Error **errp);
+                             const BlockErrorProperties *errors, Error **errp);
 
 /* Where a drive ide_drive_attach returned sits: its channel and unit
  * (`info qtree`). Fixed once attached, so no lock is needed. */

@@ -74,7 +74,8 @@ typedef struct VirtIOBlkConf {
     uint16_t queue_size;        /* power of two, 4..VIRTQUEUE_MAX_SIZE */
     const char *serial;         /* GET_ID's answer; NULL: empty */
     const VirtIOPCIConf *pci;   /* the transport's switches; NULL: QEMU's defaults */
-    /* The drive's rerror= and werror= (0: report), for blk_set_on_error. */
+    /* The actions in effect (0: report): the device's rerror=/werror=, else
+     * the drive's; for blk_set_on_error. */
     DriveErrorAction rerror, werror;
 } VirtIOBlkConf;
 

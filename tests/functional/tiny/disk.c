@@ -34,12 +34,13 @@
 #define POLL_CYCLES     2000000ull
 #define POLLS           10000           /* some seconds of running time */
 
-/* The status once BSY is clear, or -1 after POLLS polls. */
-static int wait_not_busy(void)
+/* The status once BSY is clear and any of the bits in want (0: none
+ * needed) is set, or -1 after POLLS polls. */
+static int wait_status(uint8_t want)
 {
     for (int i = 0; i < POLLS; i++) {
         uint8_t status = inb(DISK_CTL);     /* alternate status: no INTRQ ack */
-        if (!(status & ST_BSY)) {
+        if (!(status & ST_BSY) && (!want || (status & want))) {
             return inb(DISK_BASE + REG_STATUS);
         }
         pause_cycles(POLL_CYCLES);
@@ -51,7 +52,7 @@ void run_diskwrite(void)
 {
     outb(DISK_CTL, DEVCTL_NIEN);
     outb(DISK_BASE + REG_DEVICE, DEV_LBA_MASTER);
-    if (wait_not_busy() < 0) {
+    if (wait_status(0) < 0) {
         puts_serial("tiny: disk timeout ready\n");
         return;
     }
@@ -62,11 +63,13 @@ void run_diskwrite(void)
     outb(DISK_BASE + REG_LBAH, (WRITE_LBA >> 16) & 0xff);
     outb(DISK_BASE + REG_COMMAND, ATA_WRITE_SECTORS);
     /* A drive may write each sector as it comes (QEMU does) and fail the
-     * command before the last one, or write them all at the end (ours). */
+     * command before the last one, or write them all at the end (ours).
+     * Between sectors BSY may clear a moment before DRQ is set (QEMU's
+     * after a cont that restarts the write): wait for DRQ or ERR itself. */
     int status = 0;
     for (int sector = 0; sector < WRITE_SECTORS && !(status & ST_ERR); sector++) {
-        status = wait_not_busy();
-        if (status < 0 || !(status & (ST_DRQ | ST_ERR))) {
+        status = wait_status(ST_DRQ | ST_ERR);
+        if (status < 0) {
             puts_serial("tiny: disk timeout data request\n");
             return;
         }
@@ -75,7 +78,7 @@ void run_diskwrite(void)
         }
     }
     if (!(status & ST_ERR)) {
-        status = wait_not_busy();
+        status = wait_status(0);
     }
     if (status < 0) {
         puts_serial("tiny: disk timeout write\n");

@@ -191,6 +191,19 @@ NetDev *netdev_find(const char *id)
     return NULL;
 }
 
+void netdevs_detach_unused_queues(void)
+{
+    for (guint i = 0; netdevs && i < netdevs->len; i++) {
+        NetDev *nd = g_ptr_array_index(netdevs, i);
+        for (unsigned q = 0; q < nd->num_queues; q++) {
+            NetClientState *queue = nd->queues[q];
+            if (!queue->peer && queue->info->set_queue_enabled) {
+                queue->info->set_queue_enabled(queue, false);
+            }
+        }
+    }
+}
+
 static void *netdev_finder(const char *id)
 {
     return netdev_find(id);

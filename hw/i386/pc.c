@@ -23,6 +23,7 @@
 #include "hw/pci-host/i440fx.h"
 #include "hw/qdev-registry.h"
 #include "hw/rtc/mc146818rtc.h"
+#include "net/net.h"
 #include "net/netdev-create.h"
 #include "qemu/error.h"
 #include "sysemu/cpuid.h"
@@ -296,6 +297,7 @@ static bool pc_create_devices(PCMachine *m, const MachineConfig *cfg, Error **er
         }
     }
     netdevs_warn_unclaimed(cfg->netdevs);
+    netdevs_detach_unused_queues();
     /* if=virtio drives after the -device options: QEMU adds their devices
      * to the end of the list, so they take the next free PCI slots. */
     if (!drives_create_devices(DRIVE_IF_VIRTIO, &buses, errp)) {

@@ -157,6 +157,10 @@ void net_info_print(GString *out);
 NetDev *netdev_new(const char *type, const char *id, unsigned num_queues,
                    const NetClientInfo *info, Error **errp);
 NetDev *netdev_find(const char *id);
+/* Once the machine's NICs are made: detach every queue of a multiqueue
+ * netdev that no NIC took (virtio-net with mq=off, or an e1000, on a tap
+ * with queues=2), so the kernel hashes no flow onto a queue nobody reads. */
+void netdevs_detach_unused_queues(void);
 /* Remove and free every netdev (after the NICs are gone). */
 void netdevs_free_all(void);
 

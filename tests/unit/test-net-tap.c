@@ -536,15 +536,20 @@ static unsigned count_flow_frames(NicStub *nic)
     return n;
 }
 
-/* 32 flows from the host: they arrive, spread over the attached queues. */
+static unsigned count_flows_at(NicStub *nic0, NicStub *nic1)
+{
+    return count_flow_frames(nic0) + (nic1 ? count_flow_frames(nic1) : 0);
+}
+
+/* 32 flows from the host: they arrive, spread over the attached queues
+ * (nic1 NULL: all at nic0). */
 static void send_flows(int host, uint16_t first_port, NicStub *nic0, NicStub *nic1)
 {
-    unsigned before = count_flow_frames(nic0) + count_flow_frames(nic1);
+    unsigned before = count_flows_at(nic0, nic1);
     for (uint16_t port = first_port; port < first_port + 32; port++) {
         host_send_flow(host, port);
     }
-    RUN_UNTIL(ctx, count_flow_frames(nic0) + count_flow_frames(nic1) == before + 32,
-              TIMEOUT_MS);
+    RUN_UNTIL(ctx, count_flows_at(nic0, nic1) == before + 32, TIMEOUT_MS);
 }
 
 /*
@@ -581,6 +586,28 @@ static void test_multiqueue_detach(void)
     close(host);
     nic_stub_free(&nic0);
     nic_stub_free(&nic1);
+    netdevs_free_all();
+    run_pending(ctx);
+}
+
+/* A queue no NIC takes (a virtio-net with mq=off, or an e1000, on a tap
+ * with queues=2) is detached once the machine's NICs are made: every flow
+ * reaches the one queue read. */
+static void test_unused_queue_detached(void)
+{
+    if (skip_unless_tap_works()) {
+        return;
+    }
+    netdev_create_or_fail("tap,id=mq,ifname=" IFNAME ",script=no,downscript=no,vnet_hdr=off,"
+                          "queues=2");
+    NicStub nic0;
+    nic_stub_attach_queue(&nic0, "nic0", netdev_find("mq"), 0, ctx);
+    netdevs_detach_unused_queues();
+    interface_up();
+    int host = host_socket();
+    send_flows(host, 1000, &nic0, NULL);
+    close(host);
+    nic_stub_free(&nic0);
     netdevs_free_all();
     run_pending(ctx);
 }
@@ -706,6 +733,7 @@ int main(int argc, char **argv)
     g_test_add_func("/net-tap/deleted-interface-goes-quiet", test_deleted_interface_goes_quiet);
     g_test_add_func("/net-tap/multiqueue-and-fd", test_multiqueue_and_fd);
     g_test_add_func("/net-tap/multiqueue-detach", test_multiqueue_detach);
+    g_test_add_func("/net-tap/unused-queue-detached", test_unused_queue_detached);
     g_test_add_func("/net-tap/scripts", test_scripts);
     g_test_add_func("/net-tap/bad-options", test_bad_options);
     int rc = g_test_run();

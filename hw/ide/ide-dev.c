@@ -23,8 +23,8 @@ typedef struct IDEDriveOptions {
 static const DeviceProperty ide_drive_properties[] = {
     DEFINE_PROP_LINK("drive", DEVICE_PROP_DRIVE, IDEDriveOptions, drive),
     DEFINE_BLOCK_ERROR_PROPERTIES(IDEDriveOptions, errors),
-    DEFINE_PROP_STRING("bus", IDEDriveOptions, bus, "ide.0 or ide.1 (default: the first "
-                       "with a free unit)"),
+    DEFINE_PROP_STRING("bus", IDEDriveOptions, bus, "ide.0 or ide.1 (default: ide.1, as "
+                       "QEMU)"),
     DEFINE_PROP_UINT32("unit", IDEDriveOptions, unit, IDE_UNIT_ANY, NULL),
     DEFINE_PROP_STRING("model", IDEDriveOptions, model, NULL),
     DEFINE_PROP_STRING("serial", IDEDriveOptions, serial, NULL),

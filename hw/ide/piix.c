@@ -261,7 +261,10 @@ static IDEUnit *piix_ide_unit(PIIXIDEState *s, int bus, int unit)
     return &s->channels[bus].units[unit];
 }
 
-/* bus/unit -1: the first free one, as QEMU's qdev places IDE devices. */
+/* unit -1: the first free one. bus -1: ide.1, always, as QEMU 7.2 places a
+ * -device ide-hd/ide-cd without bus= (its bus search meets the secondary
+ * channel first and does not move on when that channel is full: a third
+ * such device is refused with "IDE unit 1 is in use"). */
 static bool piix_ide_place(PIIXIDEState *s, int *bus, int *unit, Error **errp)
 {
     if (*unit >= IDE_UNITS_PER_CHANNEL) {
@@ -269,14 +272,14 @@ static bool piix_ide_place(PIIXIDEState *s, int *bus, int *unit, Error **errp)
                    IDE_UNITS_PER_CHANNEL);
         return false;
     }
-    for (int b = *bus < 0 ? 0 : *bus; b < (*bus < 0 ? IDE_CHANNELS : *bus + 1); b++) {
-        for (int u = *unit < 0 ? 0 : *unit; u < (*unit < 0 ? IDE_UNITS_PER_CHANNEL : *unit + 1);
-             u++) {
-            if (!piix_ide_unit(s, b, u)->present) {
-                *bus = b;
-                *unit = u;
-                return true;
-            }
+    if (*bus < 0) {
+        *bus = IDE_CHANNELS - 1;
+    }
+    for (int u = *unit < 0 ? 0 : *unit; u < (*unit < 0 ? IDE_UNITS_PER_CHANNEL : *unit + 1);
+         u++) {
+        if (!piix_ide_unit(s, *bus, u)->present) {
+            *unit = u;
+            return true;
         }
     }
     error_setg(errp, "IDE unit %d is in use", *unit < 0 ? IDE_UNITS_PER_CHANNEL - 1 : *unit);

@@ -298,6 +298,10 @@ def drive_errors(tmp):
          "-device ide-cd,bus=ide.1,unit=0: IDE unit 0 is in use"),
         (["-drive", f"file={raw},format=raw,index=1", "-device", "ide-hd,drive=ide0-hd1", *NO_KERNEL],
          "automatically connected"),
+        # Without bus= an IDE device goes to ide.1, as in QEMU 7.2, and
+        # nowhere else when ide.1 is full.
+        (["-drive", f"file={raw},format=raw,media=cdrom,index=2", "-device", "ide-cd",
+          "-device", "ide-cd", *NO_KERNEL], "-device ide-cd: IDE unit 1 is in use"),
         (on_drive_d0("virtio-blk-pci,drive=d0,disable-legacy=on,disable-modern=on"),
          "device cannot work as neither modern nor legacy mode is enabled"),
         (on_drive_d0("virtio-blk-pci,drive=d0,disable-legacy=maybe"),
@@ -334,7 +338,7 @@ def test_drives_are_accepted(our_vmm, tmp_path):
         [disks[0], "-drive", "if=ide,index=3,media=cdrom"],
         ["-drive", f"file={disks[0]},format=raw,if=none,id=d0", "-device", "ide-hd,drive=d0,id=disk0",
          "-drive", f"file={disks[1]},format=raw,if=none,id=d1,readonly=on",
-         "-device", "ide-cd,drive=d1,bus=ide.1,unit=1", "-device", "ide-cd"],
+         "-device", "ide-cd,drive=d1,bus=ide.1,unit=1", "-device", "ide-cd,bus=ide.0"],
         # werror=/rerror= on the devices, enospc for reads too (as QEMU 7.2).
         ["-drive", f"file={disks[0]},format=raw,if=none,id=d0",
          "-device", "ide-hd,drive=d0,werror=stop,rerror=enospc",

@@ -2,6 +2,7 @@
 report of every bench retry and lost L1 at the end of the session, and no
 bench L1 left running after it, however it ends."""
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -49,3 +50,15 @@ def our_vmm():
     vmm = kvmhost.REPO / "build" / "qemu-system-x86_64"
     assert vmm.exists(), f"{vmm} is missing: run make first"
     return str(vmm)
+
+
+@pytest.fixture(params=["ours", "reference"])
+def vmm(request, our_vmm):
+    """Our VMM, then Debian's qemu-system-x86_64 (the reference column), for
+    the tests that run one scenario on both; a module may define its own."""
+    if request.param == "reference":
+        reference = shutil.which("qemu-system-x86_64", path="/usr/bin")
+        if not reference:
+            pytest.skip("Debian's qemu-system-x86_64 is not installed")
+        return reference
+    return our_vmm

@@ -28,6 +28,7 @@ import pytest
 
 import kvmhost
 from kvmhost import Fragment, expect_guest, l2_args
+from kvmhost.output import line_value
 from kvmhost.net import (E1000, GUEST_ADDR, HOST_ADDR, PREFIX, VIRTIO, iperf_guest_command,
                          iperf_rates, missing, nic_args, tap_netdev, tap_script)
 
@@ -278,18 +279,12 @@ def _outcome(runs, who, case):
     return runs[case.name(who)]
 
 
-def _value(log, key):
-    match = re.search(rf"^{key}=(\S*)", log, re.M)
-    assert match, f"no {key}= in:\n{log}"
-    return match.group(1)
-
-
 def _check_transfers(outcome):
     # Each side hashes what it made and what it got: the same bytes arrived.
     for sent, got, what in (("host-sent", "guest-got", "host to guest"),
                             ("guest-sent", "host-got", "guest to host")):
-        assert re.fullmatch(r"[0-9a-f]{32}", _value(outcome.output, sent)), outcome.output
-        assert _value(outcome.output, sent) == _value(outcome.output, got), \
+        assert re.fullmatch(r"[0-9a-f]{32}", line_value(outcome.output, sent)), outcome.output
+        assert line_value(outcome.output, sent) == line_value(outcome.output, got), \
             f"{what}: the md5 differs\n{outcome.output}"
     assert "host-receive-unfinished" not in outcome.output, outcome.output
 
@@ -307,7 +302,7 @@ def test_tap_ping_transfer_iperf_link(runs, who, case):
     for feature, state in OFFLOADS[case.nic].items():
         assert re.search(rf"^{feature}: {state}", guest.log, re.M), \
             f"{feature} is not {state}\n{guest.log}"
-    threads = int(_value(outcome.output, "vhost-threads"))
+    threads = int(line_value(outcome.output, "vhost-threads"))
     assert (threads > 0) == case.vhost, f"{threads} vhost threads in L1\n{outcome.output}"
     print(f"{outcome.name}: iperf3 Mbit/s guest->host {rates[0]}, host->guest {rates[1]}")
 

@@ -107,15 +107,10 @@ def report(output, name):
 
 @pytest.mark.parametrize("kind", ["ours", "reference"])
 def test_npm_client_drives_linux(runs, kind):
-    if f"{kind}_npm_linux" not in runs:
-        pytest.skip("Debian's qemu-system-x86 is not installed")
-    outcome = runs[f"{kind}_npm_linux"]
+    outcome = kvmhost.outcome_or_skip(runs, f"{kind}_npm_linux")
     out = outcome.output
-    try:
-        g = expect_guest(outcome, "n", vmm_status=0,
-                         contains=[r"^button=event\d+$", "^power-button-pressed$"])
-    except AssertionError as e:
-        raise AssertionError(f"{e}\n--- L1 script output ---\n{out}") from None
+    g = expect_guest(outcome, "n", vmm_status=0,
+                         contains=[r"^button=event\d+$", "^power-button-pressed$"], show_script=True)
     first = report(out, "first")
     assert [step.get("return") for step in first] == [
         {"status": "running", "singlestep": False, "running": True}, {},

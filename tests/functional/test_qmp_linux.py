@@ -18,13 +18,13 @@ would act on it the same way), then powers off. QMP must show POWERDOWN,
 then the guest's own SHUTDOWN.
 """
 
-import json
 import shutil
 
 import pytest
 
 import kvmhost
 from kvmhost import Fragment, expect_guest, l2_args
+from kvmhost.output import line_value, qmp_messages
 
 REFERENCE = shutil.which("qemu-system-x86_64", path="/usr/bin")
 PORTS = {"ours": 4446, "reference": 4447}     # fragments may share an L1
@@ -112,7 +112,7 @@ echo "boots=$(grep -c {MARKER} "$WORK/q.log")"
 
 def powerdown_script(port):
     """L1 shell: system_powerdown once guest p waits for its power button."""
-    return qmp_session(port) + f"""
+    return qmp_session(port) + """
 qmp_do p1 qmp_capabilities
 qmp_do p2 system_powerdown
 """ + qmp_session_end("p")
@@ -141,28 +141,11 @@ def runs(our_vmm):
     return kvmhost.run_batch(frags)
 
 
-def qmp_messages(output):
-    return [json.loads(line[len("qmp: "):])
-            for line in output.splitlines() if line.startswith("qmp: {")]
-
-
-def value(output, name):
-    found = [line.split("=", 1)[1] for line in output.splitlines()
-             if line.startswith(name + "=")]
-    assert found, f"no {name}= line:\n{output}"
-    return int(found[0])
-
-
 @pytest.mark.parametrize("kind", ["ours", "reference"])
 def test_qmp_drives_a_linux_guest(runs, kind):
-    if f"{kind}_qmp_linux" not in runs:
-        pytest.skip("Debian's qemu-system-x86 is not installed")
-    outcome = runs[f"{kind}_qmp_linux"]
+    outcome = kvmhost.outcome_or_skip(runs, f"{kind}_qmp_linux")
     out = outcome.output
-    try:
-        g = expect_guest(outcome, "q", vmm_status=0, contains=[f"^{MARKER}"])
-    except AssertionError as e:
-        raise AssertionError(f"{e}\n--- L1 script output ---\n{out}") from None
+    g = expect_guest(outcome, "q", vmm_status=0, contains=[f"^{MARKER}"], show_script=True)
     msgs = qmp_messages(out)
     assert msgs and "QMP" in msgs[0], out
     answers = {m["id"]: m for m in msgs if "id" in m}
@@ -184,22 +167,17 @@ def test_qmp_drives_a_linux_guest(runs, kind):
              if m.get("data") != {"guest": True, "reason": "guest-reset"}]
     assert order == ["c1", "c2", "STOP", "c3", "c4", "RESUME", "c5", "RESET", "c6",
                      "SHUTDOWN", "c7"], msgs
-    assert value(out, "paused-ticks") == 0, g.log
-    assert value(out, "resumed-ticks") > 0, g.log
-    assert value(out, "boots") == 2 == g.log.count(MARKER), g.log
+    assert int(line_value(out, "paused-ticks")) == 0, g.log
+    assert int(line_value(out, "resumed-ticks")) > 0, g.log
+    assert int(line_value(out, "boots")) == 2 == g.log.count(MARKER), g.log
 
 
 @pytest.mark.parametrize("kind", ["ours", "reference"])
 def test_system_powerdown_reaches_linux(runs, kind):
-    if f"{kind}_powerdown_linux" not in runs:
-        pytest.skip("Debian's qemu-system-x86 is not installed")
-    outcome = runs[f"{kind}_powerdown_linux"]
+    outcome = kvmhost.outcome_or_skip(runs, f"{kind}_powerdown_linux")
     out = outcome.output
-    try:
-        g = expect_guest(outcome, "p", exit_status=0, vmm_status=0,
-                         contains=[r"^button=event\d+$", "^power-button-pressed$"])
-    except AssertionError as e:
-        raise AssertionError(f"{e}\n--- L1 script output ---\n{out}") from None
+    g = expect_guest(outcome, "p", exit_status=0, vmm_status=0,
+                         contains=[r"^button=event\d+$", "^power-button-pressed$"], show_script=True)
     msgs = qmp_messages(out)
     answers = {m["id"]: m for m in msgs if "id" in m}
     assert [answers[c].get("return") for c in ("p1", "p2")] == [{}, {}], out

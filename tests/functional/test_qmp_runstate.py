@@ -14,16 +14,14 @@ query-status, query-kvm and query-cpus-fast.
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import time
 
 import pytest
 
-from qmp_client import QMPClient, QMPError
+from qmp_client import QMPClient
 
-REFERENCE = shutil.which("qemu-system-x86_64", path="/usr/bin")
 EXIT_DEVICE = ["-device", "isa-debug-exit,iobase=0xf4,iosize=4"]
 BOOT_TIMEOUT = 30.0
 
@@ -113,15 +111,6 @@ class Machine:
         if self.proc.poll() is None:
             self.proc.kill()
         self.proc.communicate()
-
-
-@pytest.fixture(params=["ours", "reference"])
-def vmm(request, our_vmm):
-    if request.param == "reference":
-        if not REFERENCE:
-            pytest.skip("Debian's qemu-system-x86_64 is not installed")
-        return REFERENCE
-    return our_vmm
 
 
 @pytest.fixture

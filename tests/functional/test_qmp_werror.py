@@ -23,13 +23,11 @@ has no io-status: query-block and the event's "nospace" leave it out.
 
 import os
 import shutil
-import subprocess
 
 import pytest
 
 from test_qmp_runstate import Machine, status
 
-REFERENCE = shutil.which("qemu-system-x86_64", path="/usr/bin")
 FS_KB = 256
 IMAGE = "disk.raw"
 WRITE_OFFSET = 1024 * 1024          # LBA 2048, as disk.c writes
@@ -40,15 +38,6 @@ WRITE_BYTES = 8 * 512
 NAMESPACE_SETUP = (
     'mount -t tmpfs -o size={kb}k tmpfs "$1" && truncate -s 4M "$1/{image}" && '
     '{{ dd if=/dev/zero of="$1/filler" bs=4k 2>/dev/null; true; }} && shift && exec "$@"')
-
-
-@pytest.fixture(params=["ours", "reference"])
-def vmm(request, our_vmm):
-    if request.param == "reference":
-        if not REFERENCE:
-            pytest.skip("Debian's qemu-system-x86_64 is not installed")
-        return REFERENCE
-    return our_vmm
 
 
 @pytest.fixture

@@ -18,6 +18,7 @@ import pytest
 import full_disk
 import kvmhost
 from kvmhost import Fragment, expect_guest, l2_args
+from kvmhost.output import line_value
 
 DISK_MB = 64
 WAIT_SDA = ("i=0; while [ ! -b /dev/$DEV ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; ")
@@ -161,16 +162,10 @@ def runs(our_vmm, iso):
     return kvmhost.run_batch(frags, files={"data.iso": str(iso[0])})
 
 
-def _value(log, key):
-    match = re.search(rf"^{key}=(\S+)", log, re.M)
-    assert match, f"no {key}= in:\n{log}"
-    return match.group(1)
-
-
 def test_disk_has_its_size_and_a_pattern_reads_back(runs):
     g = expect_guest(runs["pattern_on"], "pattern_on", exit_status=0,
                      contains=[r"^size=131072$", r"^00:01\.1 0101: 8086:7010"])
-    assert _value(g.log, "written") == _value(g.log, "readback"), g.log
+    assert line_value(g.log, "written") == line_value(g.log, "readback"), g.log
 
 
 def test_host_image_holds_the_pattern_byte_for_byte(runs):
@@ -178,8 +173,8 @@ def test_host_image_holds_the_pattern_byte_for_byte(runs):
     g = expect_guest(outcome, "pattern_on", exit_status=0)
     # The image's bytes, hashed on the host after the VMM exited, against
     # the guest's hash of the pattern it wrote (not zeroes).
-    assert _value(outcome.output, "host-image") == _value(g.log, "written"), outcome.output
-    assert _value(g.log, "written") != hashlib.md5(bytes(8 << 20)).hexdigest()
+    assert line_value(outcome.output, "host-image") == line_value(g.log, "written"), outcome.output
+    assert line_value(g.log, "written") != hashlib.md5(bytes(8 << 20)).hexdigest()
 
 
 def test_ext4_written_by_the_guest_checks_clean_on_the_host(runs):
@@ -187,7 +182,7 @@ def test_ext4_written_by_the_guest_checks_clean_on_the_host(runs):
     g = expect_guest(outcome, "mkfs_off", exit_status=0, contains=[r"^umounted$"])
     assert "fsck-rc=0" in outcome.output, outcome.output
     assert re.search(r"^hello-from-ide$", outcome.output, re.M), outcome.output
-    assert _value(outcome.output, "host-blob") == _value(g.log, "blob"), outcome.output
+    assert line_value(outcome.output, "host-blob") == line_value(g.log, "blob"), outcome.output
 
 
 @pytest.mark.parametrize("name", ["fio_on", "fio_off"])
@@ -199,15 +194,15 @@ def test_fio_verifies_crc32c_in_both_lock_modes(runs, name):
 def test_cdrom_mounts_read_only_and_reads_the_iso(runs, iso):
     g = expect_guest(runs["cdrom"], "cdrom", exit_status=0,
                      contains=[r"^fs-write-failed$", r"^dev-write-failed$"])
-    assert _value(g.log, "data") == iso[1], g.log
-    assert int(_value(g.log, "cd-size")) * 512 == os.path.getsize(iso[0]), g.log
+    assert line_value(g.log, "data") == iso[1], g.log
+    assert int(line_value(g.log, "cd-size")) * 512 == os.path.getsize(iso[0]), g.log
 
 
 def test_synced_data_survives_sigkill(runs):
     outcome = runs["lost"]
     assert "host-killed" in outcome.output, outcome.output
     g = outcome.guest("lost")
-    assert _value(outcome.output, "host-image") == _value(g.log, "synced"), outcome.output
+    assert line_value(outcome.output, "host-image") == line_value(g.log, "synced"), outcome.output
 
 
 def test_second_vmm_on_the_same_image_is_refused(runs):

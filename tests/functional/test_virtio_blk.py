@@ -23,6 +23,7 @@ import pytest
 import full_disk
 import kvmhost
 from kvmhost import Fragment, expect_guest, l2_args
+from kvmhost.output import line_value
 
 DISK_MB = 64
 FS_MB = 16
@@ -159,25 +160,19 @@ guest_run disk 240 {legacy_args}
     return kvmhost.run_batch(frags)
 
 
-def _value(log, key):
-    m = re.search(rf"^{key}=(\S*)$", log, re.M)
-    assert m, f"no {key}= in:\n{log}"
-    return m.group(1)
-
-
 def test_linux_sees_the_disk(runs):
     guest = expect_guest(runs["vblk_basic"], "disk", exit_status=0,
                          contains=[r"1af4:1001\s*$", "^(fs-done|fs-unsupported)$"])
-    assert _value(guest.log, "vda-size") == str(DISK_MB * 1024 * 1024 // 512), guest.log
-    assert _value(guest.log, "vda-serial") == "pdl-disk-a", guest.log
-    assert _value(guest.log, "vda-driver") == "virtio_blk", guest.log
+    assert line_value(guest.log, "vda-size") == str(DISK_MB * 1024 * 1024 // 512), guest.log
+    assert line_value(guest.log, "vda-serial") == "pdl-disk-a", guest.log
+    assert line_value(guest.log, "vda-driver") == "virtio_blk", guest.log
 
 
 def test_dd_pattern_reaches_the_image(runs):
     outcome = runs["vblk_basic"]
     guest = expect_guest(outcome, "disk", exit_status=0)
-    pattern = _value(guest.log, "pattern-md5")
-    assert _value(guest.log, "readback-md5") == pattern, guest.log
+    pattern = line_value(guest.log, "pattern-md5")
+    assert line_value(guest.log, "readback-md5") == pattern, guest.log
     assert re.search(rf"^host-md5={pattern}$", outcome.output, re.M), outcome.output
 
 
@@ -186,7 +181,7 @@ def test_kicks_stay_in_kvm(runs):
     guest's MMIO exits to user space for the whole run (probe, config,
     file system work included) stay a small fraction of them."""
     guest = expect_guest(runs["vblk_basic"], "disk", exit_status=0)
-    requests = int(_value(guest.log, "vda-requests"))     # reads and writes completed
+    requests = int(line_value(guest.log, "vda-requests"))     # reads and writes completed
     assert requests >= KICKS, guest.log
     exits = re.search(r"^vCPU 0 exits to user space: io=(\d+) mmio=(\d+) other=(\d+)$",
                       guest.log, re.M)
@@ -215,7 +210,7 @@ def test_guest_file_system_checks_clean_on_host(runs, tmp_path):
     subprocess.run(["debugfs", "-R", f"dump /pattern.bin {dumped}", str(image)],
                    capture_output=True, check=True)
     md5 = subprocess.run(["md5sum", str(dumped)], capture_output=True, text=True).stdout.split()[0]
-    assert md5 == _value(guest.log, "pattern-md5")
+    assert md5 == line_value(guest.log, "pattern-md5")
     listing = subprocess.run(["debugfs", "-R", "ls -l /dir", str(image)],
                              capture_output=True, text=True).stdout
     for n in range(1, 9):
@@ -242,8 +237,8 @@ VERSION_1 = 32
 def _pci_facts(log, disk):
     """(device, revision, subsystem vendor, subsystem) and BAR 0's
     (start, end, flags), as Linux saw them."""
-    ids = tuple(int(v, 16) for v in _value(log, f"{disk}-pci").split(","))
-    bar0 = tuple(int(v, 16) for v in _value(log, f"{disk}-bar0").split(","))
+    ids = tuple(int(v, 16) for v in line_value(log, f"{disk}-pci").split(","))
+    bar0 = tuple(int(v, 16) for v in line_value(log, f"{disk}-bar0").split(","))
     return ids, bar0
 
 
@@ -255,8 +250,8 @@ def test_default_device_is_transitional_and_bound_modern(runs):
     ids, bar0 = _pci_facts(guest.log, "vda")
     assert ids == (0x1001, 0, 0x1af4, 0x0002), guest.log
     assert bar0[1] - bar0[0] + 1 == 128 and bar0[2] & 0x100, guest.log     # IORESOURCE_IO
-    assert _value(guest.log, "vda-features")[VERSION_1] == "1", guest.log
-    assert _value(guest.log, "vda-pci-driver") == "virtio-pci", guest.log
+    assert line_value(guest.log, "vda-features")[VERSION_1] == "1", guest.log
+    assert line_value(guest.log, "vda-pci-driver") == "virtio-pci", guest.log
 
 
 def test_disable_modern_binds_the_legacy_driver(runs):
@@ -267,10 +262,10 @@ def test_disable_modern_binds_the_legacy_driver(runs):
     ids, bar0 = _pci_facts(guest.log, "vda")
     assert ids == (0x1001, 0, 0x1af4, 0x0002), guest.log
     assert bar0[1] - bar0[0] + 1 == 128 and bar0[2] & 0x100, guest.log
-    features = _value(guest.log, "vda-features")
+    features = line_value(guest.log, "vda-features")
     assert features[VERSION_1] == "0" and "1" in features, guest.log
-    pattern = _value(guest.log, "pattern-md5")
-    assert _value(guest.log, "vda-readback-md5") == pattern, guest.log
+    pattern = line_value(guest.log, "pattern-md5")
+    assert line_value(guest.log, "vda-readback-md5") == pattern, guest.log
     assert re.search(rf"^host-md5={pattern}$", outcome.output, re.M), outcome.output
 
 
@@ -282,9 +277,9 @@ def test_ioeventfd_and_irqfd_off(runs):
     guest = expect_guest(runs["vblk_legacy"], "disk", exit_status=0)
     ids, bar0 = _pci_facts(guest.log, "vdb")
     assert ids == (0x1042, 1, 0x1af4, 0x1100) and bar0 == (0, 0, 0), guest.log
-    assert _value(guest.log, "vdb-features")[VERSION_1] == "1", guest.log
-    assert _value(guest.log, "vdb-readback-md5") == _value(guest.log, "pattern-md5"), guest.log
-    requests = int(_value(guest.log, "vdb-requests"))
+    assert line_value(guest.log, "vdb-features")[VERSION_1] == "1", guest.log
+    assert line_value(guest.log, "vdb-readback-md5") == line_value(guest.log, "pattern-md5"), guest.log
+    requests = int(line_value(guest.log, "vdb-requests"))
     assert requests >= LEGACY_KICKS, guest.log
     exits = re.search(r"^vCPU 0 exits to user space: io=(\d+) mmio=(\d+) other=(\d+)$",
                       guest.log, re.M)

@@ -14,13 +14,13 @@ guest's dd finishes without an I/O error, and the image holds what the
 guest wrote (md5 in the guest and on the host).
 """
 
-import json
 import shutil
 
 import pytest
 
 import kvmhost
 from kvmhost import Fragment, expect_guest, l2_args
+from kvmhost.output import line_value, qmp_messages
 from test_virtio_blk import drive
 
 REFERENCE = shutil.which("qemu-system-x86_64", path="/usr/bin")
@@ -92,28 +92,11 @@ def runs(our_vmm):
     return kvmhost.run_batch(frags)
 
 
-def qmp_messages(output):
-    return [json.loads(line[len("qmp: "):])
-            for line in output.splitlines() if line.startswith("qmp: {")]
-
-
-def value(text, name):
-    found = [line.split("=", 1)[1] for line in text.splitlines()
-             if line.startswith(name + "=")]
-    assert found, f"no {name}= line:\n{text}"
-    return found[0]
-
-
 @pytest.mark.parametrize("kind", ["ours", "reference"])
 def test_full_host_disk_stops_the_vm_until_cont(runs, kind):
-    if f"{kind}_werror_linux" not in runs:
-        pytest.skip("Debian's qemu-system-x86 is not installed")
-    outcome = runs[f"{kind}_werror_linux"]
+    outcome = kvmhost.outcome_or_skip(runs, f"{kind}_werror_linux")
     out = outcome.output
-    try:
-        g = expect_guest(outcome, "w", exit_status=0)
-    except AssertionError as e:
-        raise AssertionError(f"{e}\n--- L1 script output ---\n{out}") from None
+    g = expect_guest(outcome, "w", exit_status=0, show_script=True)
     msgs = qmp_messages(out)
     answers = {m["id"]: m.get("return") for m in msgs if "id" in m}
     events = [(m["event"], m.get("data")) for m in msgs if "event" in m]
@@ -129,8 +112,8 @@ def test_full_host_disk_stops_the_vm_until_cont(runs, kind):
     disk = next(b for b in answers["b1"] if b["device"] == "d0")
     assert disk["io-status"] == "nospace", out
     assert answers["c3"] == {}, out
-    assert int(value(out, "host-fs-used-kb")) >= 7 * 1024, out
+    assert int(line_value(out, "host-fs-used-kb")) >= 7 * 1024, out
     # The guest never saw an error, and wrote everything.
-    assert value(g.log, "write-rc") == "0", g.log
-    assert value(g.log, "io-errors") == "0", g.log
-    assert value(g.log, "pattern-md5") == value(out, "image-md5"), (g.log, out)
+    assert line_value(g.log, "write-rc") == "0", g.log
+    assert line_value(g.log, "io-errors") == "0", g.log
+    assert line_value(g.log, "pattern-md5") == line_value(out, "image-md5"), (g.log, out)

@@ -35,6 +35,8 @@ import tempfile
 import threading
 from pathlib import Path
 
+import pytest
+
 from . import l1
 from .stream import Guest, Outcome, parse_batch  # noqa: F401  (part of the API)
 
@@ -274,10 +276,21 @@ def l2_args(command=None, *, smp=1, mem="512M", extra=(), append="", exit_port=T
             + f' -kernel "$KIT/{kernel}" -initrd "$KIT/{initrd}" -append ' + append_word)
 
 
-def expect_guest(outcome, guest_name, *, exit_status=None, vmm_status=None, contains=()):
+def outcome_or_skip(runs, name):
+    """runs[name], or a skip where the batch has no such fragment: the
+    reference column's, when Debian's QEMU is not installed."""
+    if name not in runs:
+        pytest.skip("Debian's qemu-system-x86 is not installed")
+    return runs[name]
+
+
+def expect_guest(outcome, guest_name, *, exit_status=None, vmm_status=None, contains=(),
+                 show_script=False):
     """Assert that a guest booted the kit, ran its command and ended as expected.
 
-    The failure message carries the guest's whole console log.
+    The failure message carries the guest's whole console log, and with
+    show_script the whole output of the fragment's L1 script too (where
+    it drove the guest, over QMP say).
     """
     guest = outcome.guest(guest_name)
     problems = []
@@ -298,5 +311,7 @@ def expect_guest(outcome, guest_name, *, exit_status=None, vmm_status=None, cont
         raise AssertionError(f"test {outcome.name}, guest {guest_name}: "
                              + "; ".join(problems)
                              + f"\n--- console of {guest_name} ---\n{guest.log}"
-                             + (f"\n(retried: {outcome.retried})" if outcome.retried else ""))
+                             + (f"\n(retried: {outcome.retried})" if outcome.retried else "")
+                             + (f"\n--- L1 script output ---\n{outcome.output}"
+                                if show_script else ""))
     return guest

@@ -17,22 +17,11 @@
  *   tiny: cd ready blocks=N
  * or "tiny: cd timeout <what>" where something did not come in time.
  */
+#include "ata.h"
 #include "tiny.h"
 
 #define CD_BASE         0x170
 #define CD_CTL          0x376
-#define REG_DATA        0
-#define REG_ERROR       1
-#define REG_FEATURE     1
-#define REG_LBAM        4
-#define REG_LBAH        5
-#define REG_DEVICE      6
-#define REG_STATUS      7
-#define REG_COMMAND     7
-#define ST_ERR          0x01
-#define ST_DRQ          0x08
-#define ST_BSY          0x80
-#define DEVCTL_NIEN     0x02
 #define ATA_PACKET      0xa0
 #define BYTE_LIMIT      0xfffe
 /* Polling: how long one wait may take, and the pause between polls. */

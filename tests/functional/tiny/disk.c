@@ -10,23 +10,11 @@
  * The waits count polls rather than time: a VM stopped for an I/O error
  * sees the TSC jump when it resumes, and must still wait for the write.
  */
+#include "ata.h"
 #include "tiny.h"
 
 #define DISK_BASE       0x1f0
 #define DISK_CTL        0x3f6
-#define REG_DATA        0
-#define REG_ERROR       1
-#define REG_NSECTOR     2
-#define REG_LBAL        3
-#define REG_LBAM        4
-#define REG_LBAH        5
-#define REG_DEVICE      6
-#define REG_STATUS      7
-#define REG_COMMAND     7
-#define ST_ERR          0x01
-#define ST_DRQ          0x08
-#define ST_BSY          0x80
-#define DEVCTL_NIEN     0x02
 #define DEV_LBA_MASTER  0xe0
 #define ATA_WRITE_SECTORS 0x30
 #define WRITE_LBA       2048

@@ -87,7 +87,7 @@ def runs(our_vmm, isos):
 def test_sr_sees_the_new_disc(runs, isos, kind):
     outcome = kvmhost.outcome_or_skip(runs, f"{kind}_change")
     g = expect_guest(outcome, "cd", exit_status=0,
-                         contains=["^first=one$", "^second=two$"], show_script=True)
+                     contains=["^first=one$", "^second=two$"], show_script=True)
     size = int(g.log.split("cd-size=")[1].split()[0]) * 512
     assert size == isos["two"].stat().st_size, g.log
     # The last session (after any refusal of a still-locked tray): both

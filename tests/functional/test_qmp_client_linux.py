@@ -110,7 +110,7 @@ def test_npm_client_drives_linux(runs, kind):
     outcome = kvmhost.outcome_or_skip(runs, f"{kind}_npm_linux")
     out = outcome.output
     g = expect_guest(outcome, "n", vmm_status=0,
-                         contains=[r"^button=event\d+$", "^power-button-pressed$"], show_script=True)
+                     contains=[r"^button=event\d+$", "^power-button-pressed$"], show_script=True)
     first = report(out, "first")
     assert [step.get("return") for step in first] == [
         {"status": "running", "singlestep": False, "running": True}, {},

@@ -18,6 +18,7 @@
 #include <glib/gstdio.h>
 #include "../../block/block-internal.h"     /* block_fault_injector */
 #include "block/block-backend.h"
+#include "file-size-limit.h"
 #include "monitor/qmp.h"
 #include "qemu/main-loop.h"
 #include "sysemu/iothread.h"
@@ -118,14 +119,6 @@ static void start_read(BlockBackend *blk, uint64_t offset, Request *r)
     blk_aio_preadv(blk, offset, &iov, 1, request_done, r);
 }
 
-static void limit_file_size(bool on)
-{
-    struct rlimit lim;
-    g_assert_cmpint(getrlimit(RLIMIT_FSIZE, &lim), ==, 0);
-    lim.rlim_cur = on ? FSIZE_LIMIT : lim.rlim_max;
-    g_assert_cmpint(setrlimit(RLIMIT_FSIZE, &lim), ==, 0);
-}
-
 static char *image_in(const char *where, const char *name, uint8_t fill)
 {
     char *path = g_build_filename(where, name, NULL);
@@ -210,7 +203,7 @@ static void test_stop_then_cont(gconstpointer with_iothread)
     BlockBackend *blk = open_drive(path, DRIVE_ERROR_REPORT, DRIVE_ERROR_STOP, iothread);
     vm_running();
     Request w = { 0 };
-    limit_file_size(true);
+    file_size_limit_set(FSIZE_LIMIT);
     start_write(blk, 512 * 1024, &w, 0x5a);
     g_assert_false(run_until_done(&w));
     g_assert_cmpuint(blk_in_flight(blk), ==, 1);
@@ -221,7 +214,7 @@ static void test_stop_then_cont(gconstpointer with_iothread)
     expect_events(blk, stopped);
     expect_status("io-error", false);
 
-    limit_file_size(false);
+    file_size_limit_lift();
     cont();
     g_assert_true(run_until_done(&w));
     g_assert_cmpint(w.ret, ==, 0);
@@ -248,7 +241,7 @@ static void test_fails_again_after_cont(void)
     BlockBackend *blk = open_drive(path, DRIVE_ERROR_REPORT, DRIVE_ERROR_STOP, NULL);
     vm_running();
     Request w = { 0 };
-    limit_file_size(true);
+    file_size_limit_set(FSIZE_LIMIT);
     start_write(blk, 512 * 1024, &w, 0x5b);
     g_assert_false(run_until_done(&w));
     take_runstate_requests();
@@ -260,7 +253,7 @@ static void test_fails_again_after_cont(void)
     g_autofree char *again = g_strconcat("RESUME {}\n", error, "\nSTOP {}", NULL);
     expect_events(blk, again);
     expect_status("io-error", false);
-    limit_file_size(false);
+    file_size_limit_lift();
     cont();
     g_assert_true(run_until_done(&w));
     g_assert_cmpint(w.ret, ==, 0);
@@ -277,10 +270,10 @@ static void test_cont_before_the_stop_is_taken(void)
     BlockBackend *blk = open_drive(path, DRIVE_ERROR_REPORT, DRIVE_ERROR_STOP, NULL);
     vm_running();
     Request w = { 0 };
-    limit_file_size(true);
+    file_size_limit_set(FSIZE_LIMIT);
     start_write(blk, 512 * 1024, &w, 0x5c);
     g_assert_false(run_until_done(&w));
-    limit_file_size(false);
+    file_size_limit_lift();
     cont();
     g_assert_true(run_until_done(&w));
     g_assert_cmpint(w.ret, ==, 0);
@@ -301,7 +294,7 @@ static void test_drain_gives_kept_requests_back(void)
     BlockBackend *blk = open_drive(path, DRIVE_ERROR_REPORT, DRIVE_ERROR_STOP, NULL);
     vm_running();
     Request w = { 0 };
-    limit_file_size(true);
+    file_size_limit_set(FSIZE_LIMIT);
     start_write(blk, 512 * 1024, &w, 0x5d);
     g_assert_false(run_until_done(&w));
     take_runstate_requests();
@@ -321,7 +314,7 @@ static void test_drain_gives_kept_requests_back(void)
     Request during = { 0 };
     start_write(blk, 512 * 1024, &during, 0x5d);
     blk_drain(blk);
-    limit_file_size(false);
+    file_size_limit_lift();
     g_assert_true(is_done(&during));
     g_assert_cmpint(during.ret, ==, -EFBIG);
     take_runstate_requests();
@@ -339,10 +332,10 @@ static void test_ignore(void)
     BlockBackend *blk = open_drive(path, DRIVE_ERROR_REPORT, DRIVE_ERROR_IGNORE, NULL);
     vm_running();
     Request w = { 0 };
-    limit_file_size(true);
+    file_size_limit_set(FSIZE_LIMIT);
     start_write(blk, 512 * 1024, &w, 0x5e);
     g_assert_true(run_until_done(&w));
-    limit_file_size(false);
+    file_size_limit_lift();
     g_assert_cmpint(w.ret, ==, 0);
     take_runstate_requests();
     g_autofree char *ignored = io_error_event("write", "ignore", NULL, EFBIG);
@@ -360,10 +353,10 @@ static void test_enospc_reports_other_errors(void)
     BlockBackend *blk = open_drive(path, DRIVE_ERROR_REPORT, DRIVE_ERROR_ENOSPC, NULL);
     vm_running();
     Request w = { 0 };
-    limit_file_size(true);
+    file_size_limit_set(FSIZE_LIMIT);
     start_write(blk, 512 * 1024, &w, 0x5f);
     g_assert_true(run_until_done(&w));
-    limit_file_size(false);
+    file_size_limit_lift();
     g_assert_cmpint(w.ret, ==, -EFBIG);
     take_runstate_requests();
     g_autofree char *reported = io_error_event("write", "report", "false", EFBIG);
@@ -475,10 +468,10 @@ static void test_default_is_report(void)
     BlockBackend *blk = blk_new_open(&cfg, &err);
     vm_running();
     Request w = { 0 };
-    limit_file_size(true);
+    file_size_limit_set(FSIZE_LIMIT);
     start_write(blk, 512 * 1024, &w, 0x61);
     g_assert_true(run_until_done(&w));
-    limit_file_size(false);
+    file_size_limit_lift();
     g_assert_cmpint(w.ret, ==, -EFBIG);
     take_runstate_requests();
     /* No error of this drive may stop the VM: no "nospace", as in QEMU. */
@@ -492,7 +485,6 @@ int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     main_loop_init();
-    signal(SIGXFSZ, SIG_IGN);   /* EFBIG instead of the signal */
     events = g_ptr_array_new_with_free_func(g_free);
     qmp_event_add_sink(record_event, NULL);
     dir = g_dir_make_tmp("test-block-error-XXXXXX", NULL);

@@ -20,6 +20,7 @@
 #include "block/drive-config.h"
 #include "hw/ide/ide.h"
 #include "hw/irq.h"
+#include "file-size-limit.h"
 #include "full-tmpfs.h"
 #include "ide-driver.h"
 #include "ide-machine.h"
@@ -506,11 +507,7 @@ static void check_io_error_event(const char *device, const char *operation, bool
 static void test_io_error_event(void)
 {
     int64_t failed = stat_of("ide0-hd0", "failed_wr_operations");
-    struct rlimit old, small = { 64 * 1024, 0 };
-    g_assert_cmpint(getrlimit(RLIMIT_FSIZE, &old), ==, 0);
-    small.rlim_max = old.rlim_max;
-    signal(SIGXFSZ, SIG_IGN);
-    g_assert_cmpint(setrlimit(RLIMIT_FSIZE, &small), ==, 0);
+    file_size_limit_set(64 * 1024);
     g_ptr_array_set_size(events, 0);
 
     uint8_t buf[512] = { 0x5a };
@@ -518,7 +515,7 @@ static void test_io_error_event(void)
     g_assert_cmphex(wait_idle(PRIMARY) & (ST_DRQ | ST_ERR), ==, ST_DRQ);
     pio_out(PRIMARY, buf, sizeof(buf));
     uint8_t status = wait_idle(PRIMARY);
-    g_assert_cmpint(setrlimit(RLIMIT_FSIZE, &old), ==, 0);
+    file_size_limit_lift();
     g_assert_cmphex(status & ST_ERR, ==, ST_ERR);
     status_ack(PRIMARY);
     check_io_error_event("ide0-hd0", "write", false, EFBIG);
@@ -561,12 +558,8 @@ static void test_io_error_nospace(void)
 static void test_werror_stop_keeps_the_ata_command(void)
 {
     const char *path = drive_info_find("ide0-hd1")->cfg->file;
-    struct rlimit old, small = { 64 * 1024, 0 };
-    g_assert_cmpint(getrlimit(RLIMIT_FSIZE, &old), ==, 0);
-    small.rlim_max = old.rlim_max;
-    signal(SIGXFSZ, SIG_IGN);
     runstate_set(RUN_STATE_RUNNING);
-    g_assert_cmpint(setrlimit(RLIMIT_FSIZE, &small), ==, 0);
+    file_size_limit_set(64 * 1024);
     g_ptr_array_set_size(events, 0);
 
     uint8_t buf[512];
@@ -594,7 +587,7 @@ static void test_werror_stop_keeps_the_ata_command(void)
     g_assert_cmpstr(json_object_get_string_member(block_info(&blocks, "ide0-hd1"), "io-status"),
                     ==, "failed");
 
-    g_assert_cmpint(setrlimit(RLIMIT_FSIZE, &old), ==, 0);
+    file_size_limit_lift();
     json_node_unref(qmp_ok("cont", NULL));
     g_assert_cmphex(wait_idle(PRIMARY) & ST_ERR, ==, 0);
     status_ack(PRIMARY);

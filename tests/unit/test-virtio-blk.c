@@ -19,6 +19,7 @@
 #include <glib.h>
 #include <glib/gstdio.h>
 #include "block/block-backend.h"
+#include "file-size-limit.h"
 #include "exec/memory.h"
 #include "hw/irq.h"
 #include "hw/pci/msi.h"
@@ -673,12 +674,8 @@ static void test_reset_waits_for_in_flight(void)
 static void test_werror_stop(void)
 {
     TestDev *t = dev_new(&(TestOptions) { .num_queues = 1, .werror = DRIVE_ERROR_STOP });
-    struct rlimit old, small = { 64 * 1024, 0 };
-    g_assert_cmpint(getrlimit(RLIMIT_FSIZE, &old), ==, 0);
-    small.rlim_max = old.rlim_max;
-    signal(SIGXFSZ, SIG_IGN);
     runstate_set(RUN_STATE_RUNNING);
-    g_assert_cmpint(setrlimit(RLIMIT_FSIZE, &small), ==, 0);
+    file_size_limit_set(64 * 1024);
     const uint64_t sector = 1024;       /* 512 KiB: past the limit */
     fill_pattern(gpa(DATA_GPA), 4096, 7);
     Req r = post(t, 0, VIRTIO_BLK_T_OUT, sector, DATA_GPA, 4096, false);
@@ -694,7 +691,7 @@ static void test_werror_stop(void)
     g_assert_cmpint(runstate_get(), ==, RUN_STATE_IO_ERROR);
     g_assert_cmpstr(blk_io_status(t->blk), ==, "failed");
 
-    g_assert_cmpint(setrlimit(RLIMIT_FSIZE, &old), ==, 0);
+    file_size_limit_lift();
     vm_start();
     VRingUsedElem used = wait_used(t, 0, 1);
     g_assert_cmpuint(used.id, ==, r.head);

@@ -10,6 +10,7 @@
 #define TESTS_UNIT_IDE_DRIVER_H
 
 #include <glib.h>
+#include "ata-regs.h"
 #include "exec/memory.h"
 #include "pio.h"
 #include "qemu/main-loop.h"
@@ -18,22 +19,8 @@
 #define SECONDARY       0x170
 #define CTL(base)       ((base) == PRIMARY ? 0x3f6 : 0x376)
 
-/* Registers. */
-#define REG_DATA 0
-#define REG_ERROR 1
-#define REG_FEATURE 1
-#define REG_NSECTOR 2
-#define REG_LBAL 3
-#define REG_LBAM 4
-#define REG_LBAH 5
-#define REG_DEVICE 6
-#define REG_STATUS 7
-#define REG_COMMAND 7
+/* Registers and status bits: ata-regs.h. */
 #define ATA_LBA_BIT 0x40
-#define ST_ERR 0x01
-#define ST_DRQ 0x08
-#define ST_DRDY 0x40
-#define ST_BSY 0x80
 #define ERR_ABRT 0x04
 #define ERR_IDNF 0x10
 

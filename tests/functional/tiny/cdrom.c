@@ -17,7 +17,7 @@
  *   tiny: cd ready blocks=N
  * or "tiny: cd timeout <what>" where something did not come in time.
  */
-#include "ata.h"
+#include "../../unit/ata-regs.h"
 #include "tiny.h"
 
 #define CD_BASE         0x170

@@ -10,7 +10,7 @@
  * The waits count polls rather than time: a VM stopped for an I/O error
  * sees the TSC jump when it resumes, and must still wait for the write.
  */
-#include "ata.h"
+#include "../../unit/ata-regs.h"
 #include "tiny.h"
 
 #define DISK_BASE       0x1f0

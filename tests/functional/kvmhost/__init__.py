@@ -35,8 +35,6 @@ import tempfile
 import threading
 from pathlib import Path
 
-import pytest
-
 from . import l1
 from .stream import Guest, Outcome, parse_batch  # noqa: F401  (part of the API)
 
@@ -279,6 +277,9 @@ def l2_args(command=None, *, smp=1, mem="512M", extra=(), append="", exit_port=T
 def outcome_or_skip(runs, name):
     """runs[name], or a skip where the batch has no such fragment: the
     reference column's, when Debian's QEMU is not installed."""
+    # pytest only here: scripts/boot-guest.sh, bench-soak and the regression
+    # scripts import this package with a Python that may not have it.
+    import pytest
     if name not in runs:
         pytest.skip("Debian's qemu-system-x86 is not installed")
     return runs[name]

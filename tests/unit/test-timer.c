@@ -256,22 +256,22 @@ static void test_timer_push_back_costs_no_syscall(void)
     TimerList *tl = main_loop_timers();
     int64_t start = clock_get_ns();
     timer_mod(p.timer, start + 2 * MS);
-    uint64_t sets = timer_list_fd_sets(tl);
+    uint64_t sets = timer_list_kicks(tl);
     for (int i = 1; i <= 1000; i++) {
         timer_mod(p.timer, start + 2 * MS + i * 10000);
     }
     timer_del(p.timer);
     timer_mod(p.timer, start + 20 * MS);
-    g_assert_cmpuint(timer_list_fd_sets(tl), ==, sets);
+    g_assert_cmpuint(timer_list_kicks(tl), ==, sets);
 
     iterate_until(&p.fired, 1);
     g_assert_cmpint(p.fired, ==, 1);
     g_assert_cmpint(clock_get_ns() - start, >=, 20 * MS);
     /* Bringing it forward does set the timerfd. */
     timer_mod(p.timer, clock_get_ns() + 50 * MS);
-    uint64_t before = timer_list_fd_sets(tl);
+    uint64_t before = timer_list_kicks(tl);
     timer_mod(p.timer, clock_get_ns() + 1 * MS);
-    g_assert_cmpuint(timer_list_fd_sets(tl), ==, before + 1);
+    g_assert_cmpuint(timer_list_kicks(tl), ==, before + 1);
     iterate_until(&p.fired, 2);
     g_assert_cmpint(p.fired, ==, 2);
     timer_free(p.timer);
@@ -298,7 +298,7 @@ static void test_iothread_timers_run_on_their_thread(void)
     g_assert_nonnull(t);
     ThreadProbe p = { 0 };
     QEMUTimer *timer = timer_new_on(iothread_timers(t), thread_probe_cb, &p);
-    uint64_t main_sets = timer_list_fd_sets(main_loop_timers());
+    uint64_t main_sets = timer_list_kicks(main_loop_timers());
     timer_mod(timer, clock_get_ns() + 1 * MS);
     int64_t start = clock_get_ns();
     while (!g_atomic_int_get(&p.fired) && clock_get_ns() - start < 2000 * MS) {
@@ -306,7 +306,7 @@ static void test_iothread_timers_run_on_their_thread(void)
     }
     g_assert_cmpint(g_atomic_int_get(&p.fired), ==, 1);
     g_assert_true(p.ran_on != g_thread_self());
-    g_assert_cmpuint(timer_list_fd_sets(main_loop_timers()), ==, main_sets);
+    g_assert_cmpuint(timer_list_kicks(main_loop_timers()), ==, main_sets);
     timer_mod(timer, clock_get_ns() + 60 * NANOSECONDS_PER_SECOND);
     iothread_free(t);           /* disarms what is left */
     g_free(timer);

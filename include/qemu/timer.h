@@ -4,14 +4,20 @@
  * an I/O thread's (iothread_timers), whose thread runs the callbacks.
  *
  * timer_mod() and timer_del() may be called from any thread (a vCPU inside a
- * device handler, typically). Callbacks run on their list's thread with no
- * lock held: a device callback takes its own device_lock(). After
- * timer_del() returns, the callback may still be running; a callback must
- * therefore check, under its device lock, whether it is still wanted.
+ * device handler, typically) and take no lock: two devices arming their
+ * own timers share nothing. Arming costs a system call (a wake-up of the
+ * context) only when it makes the list's earliest deadline earlier; a
+ * timer pushed back (a serial receive timeout on every byte) or cancelled
+ * costs none, and re-arming from a callback costs none either.
  *
- * Arming costs a system call only when it makes the list's next deadline
- * earlier: devices on different lists share nothing, and a timer pushed
- * back (a serial receive timeout on every byte) costs no syscall at all.
+ * Callbacks run on their list's thread with no lock held: a device
+ * callback takes its own device_lock(). A timer fires at most once per
+ * arm, and a timer cancelled or re-armed before it falls due never fires
+ * for the old deadline. But the context claims a due timer before it
+ * calls back, so a timer_del() (or timer_mod()) made once it is due may
+ * come too late: the callback may still run, or be running, after it
+ * returns. A callback therefore checks, under its device lock, whether it
+ * is still wanted; the device's state must outlive its timers.
  */
 #ifndef QEMU_TIMER_H
 #define QEMU_TIMER_H
@@ -31,18 +37,22 @@ int64_t clock_get_realtime_ns(void);        /* CLOCK_REALTIME */
 
 /* A list whose timers run on ctx's thread. Create it before ctx runs on
  * another thread (its timerfd source is attached to ctx); free it once that
- * thread has stopped: its timers are then disarmed and must not be armed
- * again. */
+ * thread has stopped: its timers are then disarmed, must not be armed
+ * again, and are only freed (timer_free). */
 TimerList *timer_list_new(GMainContext *ctx);
 void timer_list_free(TimerList *tl);
-/* Run tl's due timers (on its thread, or while nothing runs its context);
+/* Run tl's due timers, earliest first, equal deadlines in the order the
+ * timers were created (on its thread, or while nothing runs its context);
  * returns the next deadline or -1. */
 int64_t timer_list_run_due(TimerList *tl);
-/* How many times tl's timerfd was set: what arming has cost so far. */
-uint64_t timer_list_fd_sets(TimerList *tl);
+/* How many times an arm woke tl's context: the system calls arming has
+ * cost so far. */
+uint64_t timer_list_kicks(TimerList *tl);
 /* The main loop's list, created on first use. */
 TimerList *main_loop_timers(void);
 
+/* Creating and freeing a timer take the list's mutex for a moment: do it
+ * when the device is set up and torn down, not on a vCPU's path. */
 QEMUTimer *timer_new_on(TimerList *tl, QEMUTimerCB *cb, void *opaque);
 /* A timer of the main loop's list. */
 QEMUTimer *timer_new(QEMUTimerCB *cb, void *opaque);

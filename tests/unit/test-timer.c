@@ -119,7 +119,8 @@ static void test_timer_del(void)
     timer_free(a.timer);
 }
 
-/* A periodic timer re-arms itself from its callback (lock not held). */
+/* A periodic timer re-arms itself from its callback (lock not held), and
+ * that costs no kick: the context sets its timerfd after the run. */
 static void test_timer_rearm_from_callback(void)
 {
     Probe p;
@@ -128,12 +129,14 @@ static void test_timer_rearm_from_callback(void)
     p.period = 1 * MS;
 
     timer_mod(p.timer, clock_get_ns());
+    uint64_t kicks = timer_list_kicks(main_loop_timers());
     for (int i = 0; i < 50 && p.fired < 4; i++) {
         timers_run_due();
         g_usleep(1000);
     }
     g_assert_cmpint(p.fired, ==, 4);
     g_assert_false(timer_pending(p.timer));
+    g_assert_cmpuint(timer_list_kicks(main_loop_timers()), ==, kicks);
     timer_free(p.timer);
 }
 
@@ -256,25 +259,119 @@ static void test_timer_push_back_costs_no_syscall(void)
     TimerList *tl = main_loop_timers();
     int64_t start = clock_get_ns();
     timer_mod(p.timer, start + 2 * MS);
-    uint64_t sets = timer_list_fd_sets(tl);
+    uint64_t sets = timer_list_kicks(tl);
     for (int i = 1; i <= 1000; i++) {
         timer_mod(p.timer, start + 2 * MS + i * 10000);
     }
     timer_del(p.timer);
     timer_mod(p.timer, start + 20 * MS);
-    g_assert_cmpuint(timer_list_fd_sets(tl), ==, sets);
+    g_assert_cmpuint(timer_list_kicks(tl), ==, sets);
 
     iterate_until(&p.fired, 1);
     g_assert_cmpint(p.fired, ==, 1);
     g_assert_cmpint(clock_get_ns() - start, >=, 20 * MS);
     /* Bringing it forward does set the timerfd. */
     timer_mod(p.timer, clock_get_ns() + 50 * MS);
-    uint64_t before = timer_list_fd_sets(tl);
+    uint64_t before = timer_list_kicks(tl);
     timer_mod(p.timer, clock_get_ns() + 1 * MS);
-    g_assert_cmpuint(timer_list_fd_sets(tl), ==, before + 1);
+    g_assert_cmpuint(timer_list_kicks(tl), ==, before + 1);
     iterate_until(&p.fired, 2);
     g_assert_cmpint(p.fired, ==, 2);
     timer_free(p.timer);
+}
+
+typedef struct Stamped {
+    QEMUTimer *timer;
+    int64_t deadline;   /* set by the arming thread before it arms */
+    int64_t fired_at;
+    int fired;
+} Stamped;
+
+static void stamped_cb(void *opaque)
+{
+    Stamped *s = opaque;
+    s->fired_at = clock_get_ns();
+    s->fired++;
+}
+
+static gpointer arm_earlier_from_thread(gpointer opaque)
+{
+    Stamped *s = opaque;
+    g_usleep(5000);     /* the context is asleep by now, its timerfd far out */
+    s->deadline = clock_get_ns() + 2 * MS;
+    timer_mod(s->timer, s->deadline);
+    return NULL;
+}
+
+/*
+ * An arm that brings the earliest deadline forward wakes the sleeping
+ * context with one kick, and the context moves its timerfd at once: the
+ * callback runs about on time, not when the far deadline or the test's
+ * 200 ms guard would have woken the context.
+ */
+static void test_timer_earlier_arm_wakes_context(void)
+{
+    TimerList *tl = main_loop_timers();
+    Probe far;
+    probe_init(&far, NULL, 'f');
+    timer_mod(far.timer, clock_get_ns() + 10 * NANOSECONDS_PER_SECOND);
+    Stamped s = { .timer = timer_new(stamped_cb, &s) };
+    uint64_t kicks = timer_list_kicks(tl);
+
+    GThread *thread = g_thread_new("arm", arm_earlier_from_thread, &s);
+    iterate_until(&s.fired, 1);
+    g_thread_join(thread);
+    g_assert_cmpint(s.fired, ==, 1);
+    g_assert_cmpuint(timer_list_kicks(tl), ==, kicks + 1);
+    g_assert_cmpint(s.fired_at, >=, s.deadline);
+    /* Generous for a loaded machine, well below the guard's 200 ms. */
+    g_assert_cmpint(s.fired_at - s.deadline, <, 50 * MS);
+    g_assert_cmpint(far.fired, ==, 0);
+    timer_free(far.timer);
+    timer_free(s.timer);
+}
+
+typedef struct Freeing {
+    QEMUTimer *victim;
+    int fired;
+} Freeing;
+
+static void free_victim_cb(void *opaque)
+{
+    Freeing *f = opaque;
+    f->fired++;
+    timer_free(f->victim);
+    f->victim = NULL;
+}
+
+static void free_self_cb(void *opaque)
+{
+    Freeing *f = opaque;
+    f->fired++;
+    timer_free(f->victim);     /* the timer that is calling back */
+}
+
+/* A callback may free its own timer, or another due one, which then does
+ * not run. */
+static void test_timer_free_from_callback(void)
+{
+    Freeing self = { 0 };
+    Freeing other = { 0 };
+    Probe victim;
+    probe_init(&victim, NULL, 'v');
+    self.victim = timer_new(free_self_cb, &self);
+    QEMUTimer *freer = timer_new(free_victim_cb, &other);
+    other.victim = victim.timer;
+    int64_t now = clock_get_ns();
+    timer_mod(self.victim, now - 3);
+    timer_mod(freer, now - 2);
+    timer_mod(victim.timer, now - 1);
+
+    g_assert_cmpint(timers_run_due(), ==, -1);
+    g_assert_cmpint(self.fired, ==, 1);
+    g_assert_cmpint(other.fired, ==, 1);
+    g_assert_cmpint(victim.fired, ==, 0);
+    timer_free(freer);
 }
 
 typedef struct ThreadProbe {
@@ -298,7 +395,7 @@ static void test_iothread_timers_run_on_their_thread(void)
     g_assert_nonnull(t);
     ThreadProbe p = { 0 };
     QEMUTimer *timer = timer_new_on(iothread_timers(t), thread_probe_cb, &p);
-    uint64_t main_sets = timer_list_fd_sets(main_loop_timers());
+    uint64_t main_sets = timer_list_kicks(main_loop_timers());
     timer_mod(timer, clock_get_ns() + 1 * MS);
     int64_t start = clock_get_ns();
     while (!g_atomic_int_get(&p.fired) && clock_get_ns() - start < 2000 * MS) {
@@ -306,10 +403,11 @@ static void test_iothread_timers_run_on_their_thread(void)
     }
     g_assert_cmpint(g_atomic_int_get(&p.fired), ==, 1);
     g_assert_true(p.ran_on != g_thread_self());
-    g_assert_cmpuint(timer_list_fd_sets(main_loop_timers()), ==, main_sets);
+    g_assert_cmpuint(timer_list_kicks(main_loop_timers()), ==, main_sets);
     timer_mod(timer, clock_get_ns() + 60 * NANOSECONDS_PER_SECOND);
     iothread_free(t);           /* disarms what is left */
-    g_free(timer);
+    g_assert_false(timer_pending(timer));
+    timer_free(timer);
 }
 
 /* ---- main loop ---- */
@@ -383,6 +481,8 @@ int main(int argc, char **argv)
     g_test_add_func("/timer/mod-from-other-thread", test_timer_mod_from_other_thread);
     g_test_add_func("/timer/fine-resolution", test_timer_fine_resolution);
     g_test_add_func("/timer/push-back-costs-no-syscall", test_timer_push_back_costs_no_syscall);
+    g_test_add_func("/timer/earlier-arm-wakes-context", test_timer_earlier_arm_wakes_context);
+    g_test_add_func("/timer/free-from-callback", test_timer_free_from_callback);
     g_test_add_func("/timer/iothread-timers", test_iothread_timers_run_on_their_thread);
     g_test_add_func("/main-loop/reset-then-shutdown", test_main_loop_reset_then_shutdown);
     g_test_add_func("/main-loop/sigterm", test_main_loop_sigterm);

@@ -72,15 +72,14 @@ static QtreeBus qtree_bus_of(const QEMUDevice *qdev)
     return qtree_board_device_bus(qdev);
 }
 
-/* Properties that say where the device sits on its bus (addr=, bus=,
- * unit=) are printed by its bus, from where it really is. */
+/* Properties that say where the device sits on its bus (addr=, unit=)
+ * are printed by its bus, from where it really is. */
 static bool is_position(const DeviceTypeInfo *type, const DeviceProperty *prop)
 {
     if (prop->kind == DEVICE_PROP_PCI_DEVFN) {
         return true;
     }
-    return type->bus == DEVICE_BUS_IDE &&
-           (!strcmp(prop->name, "bus") || !strcmp(prop->name, "unit"));
+    return type->bus == DEVICE_BUS_IDE && !strcmp(prop->name, "unit");
 }
 
 /* A virtio PCI function: its type has the transport's properties. */

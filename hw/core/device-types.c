@@ -18,7 +18,6 @@
 #include "hw/virtio/virtio-net.h"
 
 const DeviceTypeInfo *const device_types[] = {
-    &e1000_82540em_type,
     &e1000_type,
     &ide_cd_type,
     &ide_hd_type,

@@ -62,10 +62,19 @@ static QtreeBus device_bus_kind(DeviceBusKind kind)
     return QTREE_BUS_HIDDEN;
 }
 
+/* The -device type of a device the machine made from one (a -serial
+ * port's isa-serial); NULL for the board's own (PIIX4_PM, i8042), whose
+ * registry entries only carry their -global values. */
+static const DeviceTypeInfo *machine_made_type(const QEMUDevice *qdev)
+{
+    const DeviceTypeInfo *type = device_type_find(qdev->type);
+    return type && type->realize ? type : NULL;
+}
+
 static QtreeBus qtree_bus_of(const QEMUDevice *qdev)
 {
     const RealizedDevice *r = device_realized_find(qdev);
-    const DeviceTypeInfo *type = r ? r->config->type : device_type_find(qdev->type);
+    const DeviceTypeInfo *type = r ? r->config->type : machine_made_type(qdev);
     if (type) {
         return device_bus_kind(type->bus);
     }
@@ -93,10 +102,19 @@ static bool is_virtio_pci(const DeviceTypeInfo *type)
     return false;
 }
 
+/* bootindex, which QEMU's qtree does not list (it is no static property
+ * there), and the PCI properties QEMU lists among its PCIDevice's after
+ * addr= with some this VMM does not have (rombar, romsize): not shown. */
+static bool is_hidden(const DeviceProperty *prop)
+{
+    return !strcmp(prop->name, "bootindex") || !strcmp(prop->name, "romfile") ||
+           !strcmp(prop->name, "multifunction");
+}
+
 static bool prop_selected(const DeviceTypeInfo *type, const DeviceProperty *prop,
                           PropFilter filter)
 {
-    if (is_position(type, prop)) {
+    if (is_position(type, prop) || is_hidden(prop)) {
         return false;
     }
     switch (filter) {
@@ -175,7 +193,7 @@ static void print_props(GString *out, int level, QEMUDevice *qdev, PropFilter fi
     const DeviceTypeInfo *type;
     if (r) {
         print_realized_props(out, level, r, filter);
-    } else if ((type = device_type_find(qdev->type))) {
+    } else if ((type = machine_made_type(qdev))) {
         print_machine_made_props(out, level, type, qdev);
     } else {
         qtree_print_board_device_props(out, level, qdev);

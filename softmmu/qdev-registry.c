@@ -272,7 +272,8 @@ static bool find_bus(const DeviceConfig *dev, int *index, Error **errp)
     for (size_t i = 0; i < G_N_ELEMENTS(bus_families); i++) {
         const char *number = dev->bus + strlen(bus_families[i].prefix);
         uint64_t n;
-        if (g_str_has_prefix(dev->bus, bus_families[i].prefix) && g_ascii_isdigit(*number) &&
+        if (g_str_has_prefix(dev->bus, bus_families[i].prefix) && *number &&
+            number[strspn(number, "0123456789")] == '\0' &&
             parse_uint(number, INT32_MAX, &n) && n < (uint64_t)bus_families[i].count) {
             if (bus_families[i].kind != dev->type->bus) {
                 error_setg(errp, "Device '%s' can't go on %s bus", dev->type->name,

@@ -69,6 +69,10 @@ BAD = [
     (["-object", "iothread,id=io0,aio-max-batch=16"],
      "-object iothread,id=io0,aio-max-batch=16: a cap on the requests submitted at once is not "
      "implemented"),
+    (["-device", "pci-testdev,membar=4095", "-kernel", "/dev/null"],
+     "-device pci-testdev,membar=4095: membar=4095: a BAR's size must be a power of two"),
+    (["-device", "pci-testdev,membar=4G", "-kernel", "/dev/null"],
+     "BAR 2 (0x100000000 bytes) does not fit in the PCI memory window"),
     (["-object", "iothread,id=io0,poll-grow=-1"], "poll-grow value must be in range [0, "
      "9223372036854775807]"),
     (["-object", "iothread,id=io0,poll-shrink=x"], "Parameter 'poll-shrink' expects an int64 value"),
@@ -135,7 +139,7 @@ ACCEPTED = [
     # QEMU's aliases, bus=, the PCI properties and bootindex= on a NIC.
     ["-netdev", "user,id=n0",
      "-device", "virtio-net,netdev=n0,bus=pci.0,addr=0x3,bootindex=2,multifunction=on,romfile="],
-    ["-device", "isa-serial,bus=isa.0", "-device", "pci-testdev,bus=pci.0,addr=0x6.0x1"],
+    ["-device", "isa-serial,bus=isa.0", "-device", "pci-testdev,bus=pci.0,addr=0x6.0x1,membar=1M"],
     ["-global", "PIIX4_PM.disable_s3=1", "-global", "PIIX4_PM.disable_s4=1",
      "-global", "mc146818rtc.lost_tick_policy=discard", "-global", "i8042.kbd-throttle=off",
      "-global", "virtio-net.mq=on"],
@@ -226,6 +230,7 @@ def test_fw_cfg_name_outside_opt_warns_and_is_accepted(our_vmm):
      'Ethernet"\n'),
     (["-device", "virtio-blk,help"], "virtio-blk-pci options:\n"),
     (["-device", "PIIX4_PM,help"], "  disable_s3=<uint8>     -  (default: 0)\n"),
+    (["-device", "pci-testdev,help"], "  membar=<size>          -  (default: 0)\n"),
     (["-object", "iothread,help"], "iothread options:\n  aio-max-batch=<int>\n"),
     (["-device", "virtio-blk-pci,help"],
      '  disable-legacy=<OnOffAuto> - on/off/auto (default: "auto")\n'

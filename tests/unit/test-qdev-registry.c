@@ -361,9 +361,13 @@ static void *find_fake_netdev(const char *id)
 
 static const DeviceBuses pci_buses = { .pci = (PCIBus *)&fake_netdev };
 
+/* A config of the type origin names ("-device TYPE,..."), with settings. */
 static DeviceConfig *config_of(const char *origin, const char *const *settings)
 {
-    DeviceConfig *dev = device_config_new(&fake_type, origin);
+    g_autofree char *name = g_strndup(origin + strlen("-device "),
+                                      strcspn(origin + strlen("-device "), ","));
+    const DeviceTypeInfo *type = device_type_find(name);
+    DeviceConfig *dev = device_config_new(type ? type : &fake_type, origin);
     for (size_t i = 0; settings[i]; i += 2) {
         set_ok(dev, settings[i], settings[i + 1]);
     }
@@ -494,6 +498,39 @@ static void test_pci_properties(void)
                          "firmware to run one); leave romfile= empty");
 }
 
+static unsigned no_irq(unsigned slot, unsigned pin)
+{
+    return 16;
+}
+
+/* pci-testdev's membar=SIZE (QEMU's): BAR2, 64-bit prefetchable memory of
+ * that size, sized by a guest as any BAR; not a power of two: refused. */
+static void test_pci_testdev_membar(void)
+{
+    PCIBus *bus = pci_bus_new(no_irq);
+    DeviceBuses buses = { .pci = bus };
+    realize_ok(config_of("-device pci-testdev",
+                         (const char *const[]){ "membar", "1M", "addr", "4", NULL }), &buses);
+    unsigned devfn = 4 << 3;
+    pci_bus_config_write(bus, devfn, 0x18, 0xffffffff, 4);
+    pci_bus_config_write(bus, devfn, 0x1c, 0xffffffff, 4);
+    g_assert_cmphex(pci_bus_config_read(bus, devfn, 0x18, 4), ==, 0xfff00000 | 0xc);
+    g_assert_cmphex(pci_bus_config_read(bus, devfn, 0x1c, 4), ==, 0xffffffff);
+    /* Without membar= there is no BAR2. */
+    realize_ok(config_of("-device pci-testdev", (const char *const[]){ "addr", "5", NULL }),
+               &buses);
+    pci_bus_config_write(bus, 5 << 3, 0x18, 0xffffffff, 4);
+    g_assert_cmphex(pci_bus_config_read(bus, 5 << 3, 0x18, 4), ==, 0);
+    Error *err = NULL;
+    DeviceConfig *dev = config_of("-device pci-testdev,membar=4095",
+                                  (const char *const[]){ "membar", "4095", NULL });
+    g_assert_null(device_config_realize(dev, &buses, &err));
+    g_assert_cmpstr(err->msg, ==, "-device pci-testdev,membar=4095: membar=4095: a BAR's size "
+                    "must be a power of two, at least 16");
+    error_free(err);
+    device_config_free(dev);
+}
+
 static void test_aliases(void)
 {
     g_assert_true(device_type_find("virtio-net") == &virtio_net_pci_type);
@@ -588,6 +625,7 @@ int main(int argc, char **argv)
     g_test_add_func("/qdev-registry/bus", test_bus);
     g_test_add_func("/qdev-registry/pci-properties", test_pci_properties);
     g_test_add_func("/qdev-registry/aliases", test_aliases);
+    g_test_add_func("/qdev-registry/pci-testdev-membar", test_pci_testdev_membar);
     g_test_add_func("/qdev-registry/board-types", test_board_types);
     g_test_add_func("/qdev-registry/errors", test_errors);
     g_test_add_func("/qdev-registry/property-help", test_property_help);

@@ -132,9 +132,10 @@ typedef struct DeviceProperty {
 #define DEFINE_PROP_PCI_DEVFN(name_, State, field) \
     DEFINE_PROP_DEFAULT(name_, DEVICE_PROP_PCI_DEVFN, State, field, int32_t, i, -1, NULL)
 /* A property of QEMU's that takes only its default here (only_default):
- * defval.member = default_, a field of C type ctype. */
+ * defval.member = default_, a field of C type ctype. Undescribed, as
+ * QEMU's plain properties are (a bool's help says no "on/off"). */
 #define DEFINE_PROP_ONLY_DEFAULT(name_, kind_, State, field, ctype, member, default_) \
-    { DEFINE_PROP_KIND(name_, kind_, State, field, ctype, NULL), \
+    { DEFINE_PROP_KIND(name_, kind_, State, field, ctype, ""), \
       .defval.member = (default_), .only_default = true }
 /* An int holding one of choices' values, default_ if not given. */
 #define DEFINE_PROP_ENUM(name_, State, field, choices_, default_, desc_) \

@@ -943,6 +943,7 @@ static void test_informational(void)
         { "-device kvm-pit,help", "  lost_tick_policy=<LostTickPolicy> -  (default: "
           "\"delay\")\n" },
         { "-device mc146818rtc,help", "  base_year=<int32>      -  (default: 1980)\n" },
+        { "-device i8042,help", "  kbd-throttle=<bool>    -  (default: false)\n" },
         { "-netdev help", "Available netdev backend types:\nsocket\ntap\n" },
         { "-netdev type=help", "Available netdev backend types:" },
         { "-nic help", "Available netdev backend types:" },

@@ -323,6 +323,16 @@ static void test_types_help(void)
     g_assert_true(g_str_has_suffix(text, "MSI-X, DMA)\"\n"));    /* no blank line at the end */
     g_free(text);
     g_assert_true(device_type_find("pdl-testdev") == &pdl_testdev_type);
+    /* Every PCI device takes QEMU's PCI properties, which the registry
+     * applies to any PCI type it realizes. */
+    for (size_t i = 0; i < device_types_count; i++) {
+        const DeviceTypeInfo *type = device_types[i];
+        if (type->bus == DEVICE_BUS_PCI && type->realize) {
+            g_assert_nonnull(device_type_find_property(type, "addr"));
+            g_assert_nonnull(device_type_find_property(type, "multifunction"));
+            g_assert_nonnull(device_type_find_property(type, "romfile"));
+        }
+    }
     g_assert_true(device_type_find("e1000") == &e1000_type);
     g_assert_null(device_type_find("rtl8139"));
 }

@@ -62,25 +62,33 @@ static QtreeBus device_bus_kind(DeviceBusKind kind)
     return QTREE_BUS_HIDDEN;
 }
 
+/* The -device type of a device the machine made from one (a -serial
+ * port's isa-serial); NULL for the board's own (PIIX4_PM, i8042), whose
+ * registry entries only carry their -global values. */
+static const DeviceTypeInfo *machine_made_type(const QEMUDevice *qdev)
+{
+    const DeviceTypeInfo *type = device_type_find(qdev->type);
+    return type && type->realize ? type : NULL;
+}
+
 static QtreeBus qtree_bus_of(const QEMUDevice *qdev)
 {
     const RealizedDevice *r = device_realized_find(qdev);
-    const DeviceTypeInfo *type = r ? r->config->type : device_type_find(qdev->type);
+    const DeviceTypeInfo *type = r ? r->config->type : machine_made_type(qdev);
     if (type) {
         return device_bus_kind(type->bus);
     }
     return qtree_board_device_bus(qdev);
 }
 
-/* Properties that say where the device sits on its bus (addr=, bus=,
- * unit=) are printed by its bus, from where it really is. */
+/* Properties that say where the device sits on its bus (addr=, unit=)
+ * are printed by its bus, from where it really is. */
 static bool is_position(const DeviceTypeInfo *type, const DeviceProperty *prop)
 {
     if (prop->kind == DEVICE_PROP_PCI_DEVFN) {
         return true;
     }
-    return type->bus == DEVICE_BUS_IDE &&
-           (!strcmp(prop->name, "bus") || !strcmp(prop->name, "unit"));
+    return type->bus == DEVICE_BUS_IDE && !strcmp(prop->name, "unit");
 }
 
 /* A virtio PCI function: its type has the transport's properties. */
@@ -94,10 +102,19 @@ static bool is_virtio_pci(const DeviceTypeInfo *type)
     return false;
 }
 
+/* bootindex, which QEMU's qtree does not list (it is no static property
+ * there), and the PCI properties QEMU lists among its PCIDevice's after
+ * addr= with some this VMM does not have (rombar, romsize): not shown. */
+static bool is_hidden(const DeviceProperty *prop)
+{
+    return !strcmp(prop->name, "bootindex") || !strcmp(prop->name, "romfile") ||
+           !strcmp(prop->name, "multifunction");
+}
+
 static bool prop_selected(const DeviceTypeInfo *type, const DeviceProperty *prop,
                           PropFilter filter)
 {
-    if (is_position(type, prop)) {
+    if (is_position(type, prop) || is_hidden(prop)) {
         return false;
     }
     switch (filter) {
@@ -176,7 +193,7 @@ static void print_props(GString *out, int level, QEMUDevice *qdev, PropFilter fi
     const DeviceTypeInfo *type;
     if (r) {
         print_realized_props(out, level, r, filter);
-    } else if ((type = device_type_find(qdev->type))) {
+    } else if ((type = machine_made_type(qdev))) {
         print_machine_made_props(out, level, type, qdev);
     } else {
         qtree_print_board_device_props(out, level, qdev);

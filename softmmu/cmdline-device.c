@@ -83,6 +83,11 @@ CmdlineResult apply_device_items(ParseState *ps, const OptionUse *use, GPtrArray
         device_type_print_properties(type, ps->out);
         return CMDLINE_EXIT_OK;
     }
+    if (!type->realize) {
+        /* One of the board's (PIIX4_PM): QEMU's words. */
+        error_setg(errp, "Parameter 'driver' expects a pluggable device type");
+        return CMDLINE_ERROR;
+    }
     DeviceConfig *dev = device_config_from_items(type, use, items, errp);
     if (!dev || !check_id_is_new(ps->cfg->devices, dev, errp)) {
         g_clear_pointer(&dev, device_config_free);
@@ -93,28 +98,6 @@ CmdlineResult apply_device_items(ParseState *ps, const OptionUse *use, GPtrArray
 }
 
 /* ---- -global ---- */
-
-/* QEMU's in-kernel PIT is not a -device, but its one property is commonly
- * set: "delay" has KVM reinject missed ticks (the default), "discard" not. */
-#define KVM_PIT_DRIVER "kvm-pit"
-#define KVM_PIT_LOST_TICK_POLICY "lost_tick_policy"
-
-static bool set_kvm_pit_global(MachineConfig *cfg, const char *property, const char *value,
-                               Error **errp)
-{
-    if (strcmp(property, KVM_PIT_LOST_TICK_POLICY) != 0) {
-        error_setg(errp, "Property '" KVM_PIT_DRIVER ".%s' not found (only "
-                   KVM_PIT_LOST_TICK_POLICY ")", property);
-        return false;
-    }
-    if (strcmp(value, "discard") != 0 && strcmp(value, "delay") != 0) {
-        error_setg(errp, KVM_PIT_LOST_TICK_POLICY " must be discard or delay, not '%s'",
-                   value);
-        return false;
-    }
-    cfg->pit_discard_lost_ticks = strcmp(value, "discard") == 0;
-    return true;
-}
 
 /* The defaults that -global gives one device type, kept as a DeviceConfig
  * of their own until every -device is known. */
@@ -131,15 +114,17 @@ static DeviceConfig *device_globals_of(ParseState *ps, const DeviceTypeInfo *typ
 static bool set_global(ParseState *ps, const char *driver, const char *property,
                        const char *value, Error **errp)
 {
-    if (strcmp(driver, KVM_PIT_DRIVER) == 0) {
-        return set_kvm_pit_global(ps->cfg, property, value, errp);
-    }
     const DeviceTypeInfo *type = find_type(driver, errp);
     if (!type) {
         return false;
     }
     if (strcmp(property, "id") == 0) {
         error_setg(errp, "property 'id' names one device and cannot be set with -global");
+        return false;
+    }
+    if (strcmp(property, "bus") == 0) {
+        /* bus= places one device; it is no property, as in QEMU. */
+        error_setg(errp, "Property '%s.bus' not found", type->name);
         return false;
     }
     /* Checked now, through the same property table as -device, so that a
@@ -212,9 +197,25 @@ static void inherit_globals(ParseState *ps, GPtrArray *devices)
     }
 }
 
+/* The -global values of the board's own devices, for the machine to read
+ * (board_device_options). */
+static void keep_board_globals(ParseState *ps)
+{
+    GHashTableIter iter;
+    gpointer config;
+    g_hash_table_iter_init(&iter, ps->device_globals);
+    while (g_hash_table_iter_next(&iter, NULL, &config)) {
+        if (!((DeviceConfig *)config)->type->realize) {
+            g_ptr_array_add(ps->cfg->board_globals, config);
+            g_hash_table_iter_steal(&iter);
+        }
+    }
+}
+
 void cmdline_devices_finish(ParseState *ps)
 {
     inherit_globals(ps, ps->cfg->devices);
     /* The NICs of -nic and the default NIC are devices too. */
     inherit_globals(ps, ps->cfg->nics);
+    keep_board_globals(ps);
 }

@@ -389,7 +389,7 @@ static const CmdlineOption cmdline_options[] = {
     { "device", "DRIVER[,prop=value[,...]]",
       "add a device (-device help, -device DRIVER,help)", ITEMS(apply_device_items, "driver") },
     { "global", "DRIVER.PROP=VALUE|driver=DRIVER,property=PROP,value=VALUE",
-      "default of PROP for every -device DRIVER (also kvm-pit.lost_tick_policy=discard|delay)",
+      "default of PROP for every -device DRIVER, and of the board's devices (PIIX4_PM, kvm-pit, mc146818rtc, i8042)",
       .handle = handle_global },
     { "chardev", "null|stdio|file|socket,id=ID[,path=PATH][,mux=on|off]\n"
       "                [,host=HOST,port=PORT][,server=on,wait=off]",
@@ -625,6 +625,7 @@ static void machine_config_init(MachineConfig *cfg)
         .drives = drive_config_list_new(),
         .netdevs = g_ptr_array_new_with_free_func(netdev_config_destroy),
         .nics = g_ptr_array_new_with_free_func(device_config_destroy),
+        .board_globals = g_ptr_array_new_with_free_func(device_config_destroy),
     };
     g_array_set_clear_func(cfg->cpu.features, cpu_feature_setting_clear);
 }
@@ -671,6 +672,7 @@ void machine_config_free(MachineConfig *cfg)
     g_clear_pointer(&cfg->drives, g_ptr_array_unref);
     g_clear_pointer(&cfg->netdevs, g_ptr_array_unref);
     g_clear_pointer(&cfg->nics, g_ptr_array_unref);
+    g_clear_pointer(&cfg->board_globals, g_ptr_array_unref);
     g_free(cfg->name);
     g_free(cfg->process_name);
     g_free(cfg->pidfile);

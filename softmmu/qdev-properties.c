@@ -313,6 +313,37 @@ static char *expected_syntax(const DeviceProperty *prop)
     g_assert_not_reached();
 }
 
+static char *default_text(const DeviceProperty *prop);
+
+static bool has_default_value(const DeviceProperty *prop, const void *options)
+{
+    size_t size = kind_info[prop->kind].size;
+    g_autofree char *scratch = g_malloc0(prop->offset + size);
+    g_assert(prop->kind != DEVICE_PROP_STRING && !device_property_is_link(prop));
+    device_property_set_default(prop, scratch);
+    return memcmp(scratch + prop->offset, (const char *)options + prop->offset, size) == 0;
+}
+
+/* A value of QEMU's that this VMM does not implement is refused, naming
+ * it, rather than accepted and ignored; the field is left at its default. */
+static bool check_implemented(const DeviceProperty *prop, const char *type_name,
+                              const char *text, void *options, Error **errp)
+{
+    if (prop->only_default && !has_default_value(prop, options)) {
+        g_autofree char *defval = default_text(prop);
+        error_setg(errp, "Property '%s.%s' cannot be '%s': this VMM implements only its "
+                   "default (%s)", type_name, prop->name, text, defval);
+    } else if (prop->kind == DEVICE_PROP_ENUM &&
+               (prop->choices->unsupported & (1u << *(int *)field_of(prop, options)))) {
+        error_setg(errp, "Property '%s.%s' cannot be '%s': this VMM does not implement it",
+                   type_name, prop->name, text);
+    } else {
+        return true;
+    }
+    device_property_set_default(prop, options);
+    return false;
+}
+
 bool device_property_parse(const DeviceProperty *prop, const char *type_name,
                            const char *text, void *options, Error **errp)
 {
@@ -324,7 +355,7 @@ bool device_property_parse(const DeviceProperty *prop, const char *type_name,
         text = "on";
     }
     if (parse_value(prop, text, field_of(prop, options))) {
-        return true;
+        return check_implemented(prop, type_name, text, options, errp);
     }
     if (prop->kind == DEVICE_PROP_ENUM) {
         /* QEMU's words for an enum, which -device TYPE,help lists. */
@@ -364,6 +395,9 @@ void device_property_clear(const DeviceProperty *prop, void *options)
 /* The default as QEMU prints it, or NULL when it prints none. */
 static char *default_text(const DeviceProperty *prop)
 {
+    if (prop->hide_default) {
+        return NULL;
+    }
     switch (prop->kind) {
     case DEVICE_PROP_BOOL:
         return g_strdup(prop->defval.b ? "true" : "false");

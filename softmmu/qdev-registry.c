@@ -32,15 +32,22 @@ static DeviceBackendFinder *backend_finders[DEVICE_PROP_KIND_COUNT] = {
     [DEVICE_PROP_IOTHREAD] = find_iothread,
 };
 
-const DeviceProperty pci_device_properties[1] = {
-    DEFINE_PROP_PCI_DEVFN("addr", PCIDeviceOptions, addr),
+/* The options of a device that has only the PCI ones: its struct starts
+ * with them, so realize functions read it as a PCIDeviceOptions. */
+typedef struct PCIOnlyOptions {
+    PCIDeviceOptions pci;
+} PCIOnlyOptions;
+
+const DeviceProperty pci_device_properties[3] = {
+    DEFINE_PCI_DEVICE_PROPERTIES(PCIOnlyOptions, pci),
 };
 
 const DeviceTypeInfo *device_type_find(const char *name)
 {
     for (size_t i = 0; i < device_types_count; i++) {
-        if (strcmp(device_types[i]->name, name) == 0) {
-            return device_types[i];
+        const DeviceTypeInfo *type = device_types[i];
+        if (strcmp(type->name, name) == 0 || (type->alias && strcmp(type->alias, name) == 0)) {
+            return type;
         }
     }
     return NULL;
@@ -71,6 +78,9 @@ static void print_type_line(const DeviceTypeInfo *type, FILE *out)
     if (bus_names[type->bus]) {
         fprintf(out, ", bus %s", bus_names[type->bus]);
     }
+    if (type->alias) {
+        fprintf(out, ", alias \"%s\"", type->alias);
+    }
     if (type->description) {
         fprintf(out, ", desc \"%s\"", type->description);
     }
@@ -83,7 +93,9 @@ void device_types_print(FILE *out)
     for (int category = 0; category < DEVICE_CATEGORY_COUNT; category++) {
         GPtrArray *types = g_ptr_array_new();
         for (size_t i = 0; i < device_types_count; i++) {
-            if (device_types[i]->category == (DeviceCategory)category) {
+            /* The board's devices are not the user's to create. */
+            if (device_types[i]->category == (DeviceCategory)category &&
+                device_types[i]->realize) {
                 g_ptr_array_add(types, (gpointer)device_types[i]);
             }
         }
@@ -148,6 +160,7 @@ void device_config_free(DeviceConfig *dev)
     g_free(dev->options);
     g_free(dev->origin);
     g_free(dev->id);
+    g_free(dev->bus);
     g_free(dev);
 }
 
@@ -168,6 +181,16 @@ bool device_config_set(DeviceConfig *dev, const char *name, const char *text, Er
     const DeviceTypeInfo *type = dev->type;
     if (strcmp(name, "id") == 0) {
         return set_id(dev, text, errp);
+    }
+    if (strcmp(name, "bus") == 0) {
+        if (!text) {
+            error_setg(errp, "Parameter 'bus' needs a value such as pci.0");
+            return false;
+        }
+        /* Checked at realize, against the machine's buses. */
+        g_free(dev->bus);
+        dev->bus = g_strdup(text);
+        return true;
     }
     const DeviceProperty *prop = device_type_find_property(type, name);
     if (!prop) {
@@ -226,6 +249,75 @@ static bool resolve_links(DeviceConfig *dev, Error **errp)
     return true;
 }
 
+/* The buses a pc machine has, as QEMU names them: "pci.0", "isa.0",
+ * "ide.0" and "ide.1". */
+static const struct {
+    const char *prefix;
+    DeviceBusKind kind;
+    int count;
+} bus_families[] = {
+    { "pci.", DEVICE_BUS_PCI, 1 },
+    { "isa.", DEVICE_BUS_ISA, 1 },
+    { "ide.", DEVICE_BUS_IDE, 2 },
+};
+
+/* bus= (QEMU's generic -device option): which bus, and is it the device's
+ * kind? QEMU's words for both errors. */
+static bool find_bus(const DeviceConfig *dev, int *index, Error **errp)
+{
+    *index = -1;
+    if (!dev->bus) {
+        return true;
+    }
+    for (size_t i = 0; i < G_N_ELEMENTS(bus_families); i++) {
+        const char *number = dev->bus + strlen(bus_families[i].prefix);
+        uint64_t n;
+        if (g_str_has_prefix(dev->bus, bus_families[i].prefix) && *number &&
+            number[strspn(number, "0123456789")] == '\0' &&
+            parse_uint(number, INT32_MAX, &n) && n < (uint64_t)bus_families[i].count) {
+            if (bus_families[i].kind != dev->type->bus) {
+                error_setg(errp, "Device '%s' can't go on %s bus", dev->type->name,
+                           bus_names[bus_families[i].kind]);
+                return false;
+            }
+            *index = n;
+            return true;
+        }
+    }
+    error_setg(errp, "Bus '%s' not found", dev->bus);
+    return false;
+}
+
+/* QEMU's PCI device properties this VMM checks or applies itself. */
+static const DeviceProperty *pci_property(const DeviceTypeInfo *type, const char *name,
+                                          DevicePropertyKind kind)
+{
+    const DeviceProperty *prop = device_type_find_property(type, name);
+    g_assert(prop && prop->kind == kind);
+    return prop;
+}
+
+static bool check_romfile(const DeviceConfig *dev, Error **errp)
+{
+    const DeviceProperty *prop = pci_property(dev->type, "romfile", DEVICE_PROP_STRING);
+    const char *romfile = *(char **)((char *)dev->options + prop->offset);
+    if (romfile && *romfile) {
+        error_setg(errp, "romfile=%s: option ROMs are not supported (there is no firmware "
+                   "to run one); leave romfile= empty", romfile);
+        return false;
+    }
+    return true;
+}
+
+static void apply_multifunction(const DeviceConfig *dev, QEMUDevice *qdev)
+{
+    const DeviceProperty *prop = pci_property(dev->type, "multifunction", DEVICE_PROP_BOOL);
+    if (*(bool *)((char *)dev->options + prop->offset)) {
+        /* The qdev of every PCI device is its PCIDevice's first member. */
+        pci_device_set_multifunction((PCIDevice *)qdev);
+    }
+}
+
 static bool check_placement(const DeviceConfig *dev, const DeviceBuses *buses, Error **errp)
 {
     if (dev->type->bus == DEVICE_BUS_PCI && !buses->pci) {
@@ -257,6 +349,7 @@ static void remember_realized(QEMUDevice *qdev, const DeviceConfig *dev)
     }
     r->config->given = dev->given;
     r->config->id = g_strdup(dev->id);
+    r->config->bus = g_strdup(dev->bus);
     if (!realized) {
         realized = g_ptr_array_new();
     }
@@ -266,12 +359,19 @@ static void remember_realized(QEMUDevice *qdev, const DeviceConfig *dev)
 QEMUDevice *device_config_realize(DeviceConfig *dev, const DeviceBuses *buses, Error **errp)
 {
     QEMUDevice *qdev = NULL;
-    if (check_placement(dev, buses, errp) && resolve_links(dev, errp)) {
-        qdev = dev->type->realize(dev->options, buses, errp);
+    DeviceBuses placed = *buses;
+    bool pci = dev->type->bus == DEVICE_BUS_PCI;
+    g_assert(dev->type->realize);
+    if (find_bus(dev, &placed.bus_index, errp) && check_placement(dev, buses, errp) &&
+        (!pci || check_romfile(dev, errp)) && resolve_links(dev, errp)) {
+        qdev = dev->type->realize(dev->options, &placed, errp);
     }
     if (!qdev) {
         error_prepend(errp, "%s: ", dev->origin);
         return NULL;
+    }
+    if (pci) {
+        apply_multifunction(dev, qdev);
     }
     if (dev->id) {
         device_set_id(qdev, dev->id);
@@ -295,4 +395,26 @@ const RealizedDevice *device_realized_find(const QEMUDevice *qdev)
         }
     }
     return NULL;
+}
+
+const void *board_device_options(const GPtrArray *globals, const DeviceTypeInfo *type)
+{
+    g_assert(!type->realize);
+    for (guint i = 0; globals && i < globals->len; i++) {
+        const DeviceConfig *config = g_ptr_array_index(globals, i);
+        if (config->type == type) {
+            return config->options;
+        }
+    }
+    /* Kept, as the configs in globals are, for the life of the process. */
+    static GHashTable *defaults;
+    if (!defaults) {
+        defaults = g_hash_table_new(NULL, NULL);
+    }
+    DeviceConfig *config = g_hash_table_lookup(defaults, type);
+    if (!config) {
+        config = device_config_new(type, type->name);
+        g_hash_table_insert(defaults, (gpointer)type, config);
+    }
+    return config->options;
 }

@@ -443,8 +443,14 @@ static uint8_t *dsdt_build_aml(const AcpiTablesConfig *cfg, size_t *len, Error *
 
     Aml *dsdt = aml_term_list();
     aml_append(dsdt, sb);
-    aml_append(dsdt, dsdt_sleep_state("_S3", ACPI_SLP_TYP_S3));
-    aml_append(dsdt, dsdt_sleep_state("_S4", ACPI_SLP_TYP_S4));
+    /* PIIX4_PM.disable_s3/s4: without the package the OS offers no such
+     * state, as with QEMU. */
+    if (!cfg->disable_s3) {
+        aml_append(dsdt, dsdt_sleep_state("_S3", ACPI_SLP_TYP_S3));
+    }
+    if (!cfg->disable_s4) {
+        aml_append(dsdt, dsdt_sleep_state("_S4", ACPI_SLP_TYP_S4));
+    }
     aml_append(dsdt, dsdt_sleep_state("_S5", ACPI_SLP_TYP_S5));
     /* The OS reports its interrupt model; with fixed routing there is
      * nothing to switch. */

@@ -575,13 +575,12 @@ typedef struct ISASerialOptions {
     DeviceLink chardev;
 } ISASerialOptions;
 
+/* Undescribed, as in QEMU's help: index is the COM port 0 to 3 (unset:
+ * the first free), iobase and irq default to that port's. */
 static const DeviceProperty isa_serial_properties[] = {
-    DEFINE_PROP_UINT32("index", ISASerialOptions, index, ISA_SERIAL_AUTO,
-                       "COM port 0 to 3 (COM1 to COM4); unset: the first free"),
-    DEFINE_PROP_UINT32("iobase", ISASerialOptions, iobase, ISA_SERIAL_AUTO,
-                       "first of its 8 I/O ports; unset: COM port index's"),
-    DEFINE_PROP_UINT32("irq", ISASerialOptions, irq, ISA_SERIAL_AUTO,
-                       "ISA interrupt line 0 to 15; unset: COM port index's"),
+    DEFINE_PROP_UINT32("index", ISASerialOptions, index, ISA_SERIAL_AUTO, NULL),
+    DEFINE_PROP_UINT32("iobase", ISASerialOptions, iobase, ISA_SERIAL_AUTO, NULL),
+    DEFINE_PROP_UINT32("irq", ISASerialOptions, irq, ISA_SERIAL_AUTO, NULL),
     DEFINE_PROP_LINK("chardev", DEVICE_PROP_CHARDEV, ISASerialOptions, chardev),
 };
 

@@ -1,5 +1,6 @@
 /*
- * Every device model -device can create (hw/qdev-registry.h). A new model
+ * Every device model -device can create, and the board's own devices that
+ * -global can reach (hw/qdev-registry.h). A new model
  * declares its DeviceTypeInfo in its own file and adds one line here.
  *
  * An explicit list rather than constructor functions: the models live in a
@@ -9,6 +10,7 @@
  */
 #include <glib.h>
 #include "hw/char/serial.h"
+#include "hw/i386/pc-board-devices.h"
 #include "hw/ide/ide.h"
 #include "hw/misc/isa-misc.h"
 #include "hw/misc/testdev.h"
@@ -18,15 +20,18 @@
 #include "hw/virtio/virtio-net.h"
 
 const DeviceTypeInfo *const device_types[] = {
-    &e1000_82540em_type,
     &e1000_type,
+    &i8042_type,
     &ide_cd_type,
     &ide_hd_type,
     &isa_debug_exit_type,
     &isa_serial_type,
+    &kvm_pit_type,
+    &mc146818rtc_type,
     &pc_testdev_type,
     &pci_testdev_type,
     &pdl_testdev_type,
+    &piix4_pm_type,
     &virtio_blk_pci_type,
     &virtio_net_pci_type,
 };

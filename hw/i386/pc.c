@@ -14,6 +14,7 @@
 #include "hw/char/serial.h"
 #include "hw/i386/boot.h"
 #include "hw/i386/mptable.h"
+#include "hw/i386/pc-board-devices.h"
 #include "hw/i386/pc.h"
 #include "hw/ide/ide.h"
 #include "hw/input/i8042.h"
@@ -313,11 +314,13 @@ static bool pc_create_devices(PCMachine *m, const MachineConfig *cfg, Error **er
 static bool pc_build_acpi_tables(PCMachine *m, const uint32_t *apic_ids, unsigned ncpus,
                                  uint8_t ioapic_id, Error **errp)
 {
+    const PIIX4PMOptions *pm = board_device_options(m->cfg->board_globals, &piix4_pm_type);
     AcpiTablesConfig acpi = {
         .ncpus = ncpus, .apic_ids = apic_ids, .ioapic_id = ioapic_id,
         .pci_io_base = PCI_IO_WINDOW_BASE, .pci_io_limit = PCI_IO_LIMIT,
         .pci_mem_base = m->mem.below_4g, .pci_mem_limit = PCI_MEM_LIMIT,
         .pci_map_irq = pc_pci_map_irq, .fw_cfg = true,
+        .disable_s3 = pm->disable_s3, .disable_s4 = pm->disable_s4,
     };
     return acpi_build_tables(&m->mem, &acpi, &m->rsdp_addr, &m->facs_addr, errp);
 }
@@ -360,7 +363,9 @@ static void pc_machine_powerdown(void);
 bool pc_machine_start(const MachineConfig *cfg, Error **errp)
 {
     pc.cfg = cfg;
-    if (!cpuid_check_config(&cfg->cpu, errp) || !kvm_init(cfg->pit, cfg->pit_discard_lost_ticks, errp) ||
+    const KVMPitOptions *pit = board_device_options(cfg->board_globals, &kvm_pit_type);
+    bool pit_discard = pit->lost_tick_policy == LOST_TICK_POLICY_DISCARD;
+    if (!cpuid_check_config(&cfg->cpu, errp) || !kvm_init(cfg->pit, pit_discard, errp) ||
         !pc_allocate_ram(&pc, cfg->ram_size, errp)) {
         return false;
     }

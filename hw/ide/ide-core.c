@@ -320,8 +320,12 @@ void ide_channel_reset(IDEChannel *ch)
         u->mult_sectors = 0;
         u->xfer_mode = XFER_PIO_DEFAULT;
         if (u->blk) {
-            /* Power-on restores the write cache the drive was configured with. */
-            blk_set_enable_write_cache(u->blk, drive_cache_flags(u->drive->cfg->cache).writeback);
+            /* Power-on restores the write cache the drive was configured
+             * with: write-cache=, or with auto the drive's cache= mode. */
+            bool wce = u->write_cache == ON_OFF_AUTO_AUTO ?
+                       drive_cache_flags(u->drive->cfg->cache).writeback :
+                       u->write_cache == ON_OFF_AUTO_ON;
+            blk_set_enable_write_cache(u->blk, wce);
         }
     }
     ide_update_irq(ch);

@@ -1,8 +1,9 @@
 /*
  * -device ide-hd and ide-cd: a drive on a channel of the PIIX3 IDE
  * function, with QEMU's properties drive=, rerror=, werror=, unit=,
- * model=, serial=, ver=, and bus=ide.N (QEMU's generic bus property; here
- * only IDE devices have one).
+ * model=, serial=, ver=, bootindex= (stored only), write-cache= (the
+ * write cache IDENTIFY reports at power-on), and bus=ide.N, which the
+ * registry checks and hands over as DeviceBuses.bus_index.
  */
 #include <string.h>
 #include <glib.h>
@@ -11,7 +12,8 @@
 typedef struct IDEDriveOptions {
     DeviceLink drive;
     BlockErrorProperties errors;
-    char *bus;
+    int32_t bootindex;
+    OnOffAuto write_cache;
     uint32_t unit;
     char *model;
     char *serial;
@@ -23,42 +25,25 @@ typedef struct IDEDriveOptions {
 static const DeviceProperty ide_drive_properties[] = {
     DEFINE_PROP_LINK("drive", DEVICE_PROP_DRIVE, IDEDriveOptions, drive),
     DEFINE_BLOCK_ERROR_PROPERTIES(IDEDriveOptions, errors),
-    DEFINE_PROP_STRING("bus", IDEDriveOptions, bus, "ide.0 or ide.1 (default: ide.1, as "
-                       "QEMU)"),
+    DEFINE_PROP_BOOTINDEX(IDEDriveOptions, bootindex),
+    DEFINE_PROP_ON_OFF_AUTO("write-cache", IDEDriveOptions, write_cache, ON_OFF_AUTO_AUTO,
+                            NULL),
     DEFINE_PROP_UINT32("unit", IDEDriveOptions, unit, IDE_UNIT_ANY, NULL),
     DEFINE_PROP_STRING("model", IDEDriveOptions, model, NULL),
     DEFINE_PROP_STRING("serial", IDEDriveOptions, serial, NULL),
     DEFINE_PROP_STRING("ver", IDEDriveOptions, ver, NULL),
 };
 
-static bool ide_bus_number(const char *name, int *bus, Error **errp)
-{
-    if (!name) {
-        *bus = -1;
-        return true;
-    }
-    for (int i = 0; i < IDE_CHANNELS; i++) {
-        g_autofree char *candidate = g_strdup_printf("ide.%d", i);
-        if (strcmp(name, candidate) == 0) {
-            *bus = i;
-            return true;
-        }
-    }
-    error_setg(errp, "Bus '%s' not found", name);
-    return false;
-}
-
 static QEMUDevice *ide_drive_realize(const void *options, const DeviceBuses *buses,
                                      IDEDriveKind kind, Error **errp)
 {
     const IDEDriveOptions *o = options;
-    int bus;
-    if (!ide_bus_number(o->bus, &bus, errp)) {
-        return NULL;
-    }
-    IDEDriveIdentity identity = { .model = o->model, .serial = o->serial, .firmware = o->ver };
+    IDEDriveIdentity identity = {
+        .model = o->model, .serial = o->serial, .firmware = o->ver,
+        .write_cache = o->write_cache,
+    };
     int unit = o->unit == IDE_UNIT_ANY ? -1 : (int)MIN(o->unit, INT32_MAX);
-    return ide_drive_attach(buses->ide, bus, unit, kind, o->drive.backend, &identity,
+    return ide_drive_attach(buses->ide, buses->bus_index, unit, kind, o->drive.backend, &identity,
                             &o->errors, errp);
 }
 

@@ -146,6 +146,7 @@ void ide_unit_set_identity(IDEUnit *u, const IDEDriveIdentity *identity, unsigne
     copy_identity(u->serial, sizeof(u->serial), identity ? identity->serial : NULL, serial);
     copy_identity(u->firmware, sizeof(u->firmware), identity ? identity->firmware : NULL,
                   DEFAULT_FIRMWARE);
+    u->write_cache = identity ? identity->write_cache : ON_OFF_AUTO_AUTO;
     /* A translated geometry as BIOSes report it: 16 heads, 63 sectors. */
     uint64_t cylinders = u->sectors / (CHS_HEADS * CHS_SECTORS);
     u->cylinders = CLAMP(cylinders, 1, MAX_CHS_CYLINDERS);

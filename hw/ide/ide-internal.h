@@ -92,6 +92,7 @@ struct IDEUnit {
     BlockBackend *blk;          /* drive->blk, or NULL */
     uint64_t sectors;           /* 512-byte sectors */
     char model[41], serial[21], firmware[9];
+    OnOffAuto write_cache;      /* write-cache=: the WCE bit at power-on */
     uint16_t cylinders, heads, sectors_per_track;
 
     /* The task file. ATA writes command-block registers to both units;

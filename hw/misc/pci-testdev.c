@@ -35,6 +35,7 @@
  * ioeventfd does not match (another width, other data) reach the handler
  * and count as above. kvm-unit-tests accepts either count.
  */
+#include <inttypes.h>
 #include <string.h>
 #include <glib.h>
 #include "exec/memory.h"
@@ -78,6 +79,7 @@ typedef struct PCITestdevState {
     PCIDevice pci;
     MemoryRegion mmio;
     MemoryRegion portio;
+    MemoryRegion membar;                /* BAR2 with membar=: nothing behind it */
     int current;                        /* selected test, or NO_TEST */
     uint32_t count[PCI_TESTDEV_TESTS];
     EventNotifier notifier[PCI_TESTDEV_TESTS];  /* of the eventfd tests */
@@ -251,10 +253,43 @@ QEMUDevice *pci_testdev_new(PCIBus *bus, int devfn, Error **errp)
     return &s->pci.qdev;
 }
 
+/* ---- -device pci-testdev ---- */
+
+/* QEMU's membar=SIZE: BAR2, a 64-bit prefetchable memory BAR of that size
+ * with no storage behind it, for testing how a guest places a BAR of a
+ * given (possibly large) size. 0: no BAR2. */
+typedef struct PCITestdevOptions {
+    PCIDeviceOptions pci;
+    uint64_t membar;
+} PCITestdevOptions;
+
+#define PCI_TESTDEV_MEMBAR          2
+#define PCI_MEM_BAR_MIN_SIZE        16
+
+static const DeviceProperty pci_testdev_properties[] = {
+    DEFINE_PCI_DEVICE_PROPERTIES(PCITestdevOptions, pci),
+    DEFINE_PROP_SIZE("membar", PCITestdevOptions, membar, 0, NULL),
+};
+
 static QEMUDevice *pci_testdev_realize(const void *options, const DeviceBuses *buses,
                                        Error **errp)
 {
-    return pci_testdev_new(buses->pci, ((const PCIDeviceOptions *)options)->addr, errp);
+    const PCITestdevOptions *o = options;
+    if (o->membar && (o->membar & (o->membar - 1) || o->membar < PCI_MEM_BAR_MIN_SIZE)) {
+        /* QEMU asserts here; a BAR's size is a power of two. */
+        error_setg(errp, "membar=%" PRIu64 ": a BAR's size must be a power of two, at least "
+                   "%d", o->membar, PCI_MEM_BAR_MIN_SIZE);
+        return NULL;
+    }
+    QEMUDevice *dev = pci_testdev_new(buses->pci, o->pci.addr, errp);
+    if (dev && o->membar) {
+        PCITestdevState *s = (PCITestdevState *)dev;
+        memory_region_init_container(&s->membar, dev, "pci-testdev-membar", o->membar);
+        pci_register_bar(&s->pci, PCI_TESTDEV_MEMBAR,
+                         PCI_BASE_ADDRESS_MEM_TYPE_64 | PCI_BASE_ADDRESS_MEM_PREFETCH,
+                         &s->membar);
+    }
+    return dev;
 }
 
 const DeviceTypeInfo pci_testdev_type = {
@@ -262,7 +297,7 @@ const DeviceTypeInfo pci_testdev_type = {
     .bus = DEVICE_BUS_PCI,
     .category = DEVICE_CATEGORY_MISC,
     .description = "QEMU's PCI test device 1b36:0005",
-    DEVICE_PROPERTIES(pci_device_properties),
-    .options_size = sizeof(PCIDeviceOptions),
+    DEVICE_PROPERTIES(pci_testdev_properties),
+    .options_size = sizeof(PCITestdevOptions),
     .realize = pci_testdev_realize,
 };

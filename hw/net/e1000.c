@@ -529,7 +529,8 @@ NetClientState *e1000_net_client(QEMUDevice *dev)
 /* ---- -device e1000 ---- */
 
 typedef struct E1000Options {
-    int32_t addr;
+    PCIDeviceOptions pci;
+    int32_t bootindex;
     DeviceLink netdev;
     MACAddr mac;
     bool coalesced_mmio;
@@ -537,7 +538,8 @@ typedef struct E1000Options {
 } E1000Options;
 
 static const DeviceProperty e1000_properties[] = {
-    DEFINE_PROP_PCI_DEVFN("addr", E1000Options, addr),
+    DEFINE_PCI_DEVICE_PROPERTIES(E1000Options, pci),
+    DEFINE_PROP_BOOTINDEX(E1000Options, bootindex),
     DEFINE_PROP_LINK("netdev", DEVICE_PROP_NETDEV, E1000Options, netdev),
     DEFINE_PROP_MACADDR("mac", E1000Options, mac),
     DEFINE_PROP_BOOL("x-coalesced-mmio", E1000Options, coalesced_mmio, true,
@@ -557,25 +559,15 @@ static QEMUDevice *e1000_realize(const void *options, const DeviceBuses *buses, 
     if (!memcmp(&conf.mac, &none, sizeof(none))) {
         net_default_mac(&conf.mac);
     }
-    return e1000_new(buses->pci, o->addr, &conf, errp);
+    return e1000_new(buses->pci, o->pci.addr, &conf, errp);
 }
 
 const DeviceTypeInfo e1000_type = {
     .name = "e1000",
+    .alias = "e1000-82540em",       /* the model it is */
     .bus = DEVICE_BUS_PCI,
     .category = DEVICE_CATEGORY_NETWORK,
     .description = "Intel Gigabit Ethernet",
-    DEVICE_PROPERTIES(e1000_properties),
-    .options_size = sizeof(E1000Options),
-    .realize = e1000_realize,
-};
-
-/* QEMU's alias of the same model. */
-const DeviceTypeInfo e1000_82540em_type = {
-    .name = "e1000-82540em",
-    .bus = DEVICE_BUS_PCI,
-    .category = DEVICE_CATEGORY_NETWORK,
-    .description = "Intel Gigabit Ethernet (alias of e1000)",
     DEVICE_PROPERTIES(e1000_properties),
     .options_size = sizeof(E1000Options),
     .realize = e1000_realize,

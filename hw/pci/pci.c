@@ -599,11 +599,16 @@ static void pci_bus_update_multifunction(PCIBus *bus, unsigned slot)
     PCIDevice *fn0 = bus->devices[PCI_DEVFN(slot, 0)];
     for (unsigned fn = 1; fn0 && fn < PCI_FUNC_MAX; fn++) {
         if (bus->devices[PCI_DEVFN(slot, fn)]) {
-            pci_set_byte(fn0, PCI_HEADER_TYPE, pci_get_byte(fn0, PCI_HEADER_TYPE) |
-                         PCI_HEADER_TYPE_MULTI_FUNCTION);
+            pci_device_set_multifunction(fn0);
             return;
         }
     }
+}
+
+void pci_device_set_multifunction(PCIDevice *dev)
+{
+    pci_set_byte(dev, PCI_HEADER_TYPE,
+                 pci_get_byte(dev, PCI_HEADER_TYPE) | PCI_HEADER_TYPE_MULTI_FUNCTION);
 }
 
 bool pci_device_init(PCIDevice *dev, PCIBus *bus, int devfn, const char *type,

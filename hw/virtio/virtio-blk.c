@@ -413,7 +413,9 @@ QEMUDevice *virtio_blk_pci_new(PCIBus *bus, int devfn, const VirtIOBlkConf *conf
 /* ---- -device virtio-blk-pci ---- */
 
 typedef struct VirtIOBlkPCIOptions {
-    int32_t addr;
+    PCIDeviceOptions pcidev;
+    int32_t bootindex;
+    OnOffAuto write_cache;
     DeviceLink drive;
     BlockErrorProperties errors;
     DeviceLink iothread;
@@ -424,16 +426,21 @@ typedef struct VirtIOBlkPCIOptions {
 } VirtIOBlkPCIOptions;
 
 static const DeviceProperty virtio_blk_pci_properties[] = {
-    DEFINE_PROP_PCI_DEVFN("addr", VirtIOBlkPCIOptions, addr),
+    DEFINE_PCI_DEVICE_PROPERTIES(VirtIOBlkPCIOptions, pcidev),
+    DEFINE_PROP_BOOTINDEX(VirtIOBlkPCIOptions, bootindex),
+    /* The writeback bit the guest sees at power-on; auto: cache='s. */
+    DEFINE_PROP_ON_OFF_AUTO("write-cache", VirtIOBlkPCIOptions, write_cache, ON_OFF_AUTO_AUTO,
+                            NULL),
     DEFINE_PROP_LINK("drive", DEVICE_PROP_DRIVE, VirtIOBlkPCIOptions, drive),
     DEFINE_BLOCK_ERROR_PROPERTIES(VirtIOBlkPCIOptions, errors),
     DEFINE_PROP_LINK("iothread", DEVICE_PROP_IOTHREAD, VirtIOBlkPCIOptions, iothread),
+    /* As QEMU's help shows them (docs/storage.md says what they do): the
+     * default num-queues is one per vCPU, at most 64, and more than one
+     * offers VIRTIO_BLK_F_MQ; queue-size is a power of two. */
     DEFINE_PROP_UINT16("num-queues", VirtIOBlkPCIOptions, num_queues,
-                       VIRTIO_BLK_AUTO_NUM_QUEUES, "request queues (default: one per vCPU, "
-                       "at most 64; more than 1 offers VIRTIO_BLK_F_MQ)"),
-    DEFINE_PROP_UINT16("queue-size", VirtIOBlkPCIOptions, queue_size, 256,
-                       "entries per queue (a power of two)"),
-    DEFINE_PROP_STRING("serial", VirtIOBlkPCIOptions, serial, "the disk's serial number"),
+                       VIRTIO_BLK_AUTO_NUM_QUEUES, NULL),
+    DEFINE_PROP_UINT16("queue-size", VirtIOBlkPCIOptions, queue_size, 256, NULL),
+    DEFINE_PROP_STRING("serial", VirtIOBlkPCIOptions, serial, NULL),
     DEFINE_VIRTIO_PCI_PROPERTIES(VirtIOBlkPCIOptions, pci),
 };
 
@@ -451,6 +458,10 @@ static QEMUDevice *virtio_blk_pci_realize(const void *options, const DeviceBuses
     }
     if (drive) {
         block_error_properties_apply(&o->errors, drive);
+        if (o->write_cache != ON_OFF_AUTO_AUTO) {
+            /* Before the device takes it as the state a reset restores. */
+            blk_set_enable_write_cache(drive->blk, o->write_cache == ON_OFF_AUTO_ON);
+        }
     }
     /* As QEMU 7.2: a queue per vCPU the machine starts with (not maxcpus),
      * each with its MSI-X vector, so that blk-mq maps one to each CPU. */
@@ -464,7 +475,7 @@ static QEMUDevice *virtio_blk_pci_realize(const void *options, const DeviceBuses
         .pci = &o->pci, .rerror = drive ? drive->rerror : DRIVE_ERROR_REPORT,
         .werror = drive ? drive->werror : DRIVE_ERROR_REPORT,
     };
-    QEMUDevice *dev = virtio_blk_pci_new(buses->pci, o->addr, &conf, errp);
+    QEMUDevice *dev = virtio_blk_pci_new(buses->pci, o->pcidev.addr, &conf, errp);
     if (dev && drive) {
         drive_info_attach(drive, dev, NULL, NULL);      /* a fixed disk */
     }
@@ -484,6 +495,7 @@ static void virtio_blk_pci_chosen_options(QEMUDevice *dev, void *options)
 
 const DeviceTypeInfo virtio_blk_pci_type = {
     .name = "virtio-blk-pci",
+    .alias = "virtio-blk",          /* QEMU's on x86 */
     .bus = DEVICE_BUS_PCI,
     .category = DEVICE_CATEGORY_STORAGE,
     .description = "virtio block device (transitional 1af4:1001, or modern-only 1af4:1042)",

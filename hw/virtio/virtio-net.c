@@ -482,7 +482,8 @@ QEMUDevice *virtio_net_pci_new(PCIBus *bus, int devfn, const VirtIONetConf *conf
 /* ---- -device virtio-net-pci ---- */
 
 typedef struct VirtIONetPCIOptions {
-    int32_t addr;
+    PCIDeviceOptions pcidev;
+    int32_t bootindex;
     DeviceLink netdev;
     DeviceLink iothread;
     MACAddr mac;
@@ -498,18 +499,18 @@ typedef struct VirtIONetPCIOptions {
     DEFINE_PROP_BOOL(name_, VirtIONetPCIOptions, feature[bit_], true, NULL)
 
 static const DeviceProperty virtio_net_pci_properties[] = {
-    DEFINE_PROP_PCI_DEVFN("addr", VirtIONetPCIOptions, addr),
+    DEFINE_PCI_DEVICE_PROPERTIES(VirtIONetPCIOptions, pcidev),
+    DEFINE_PROP_BOOTINDEX(VirtIONetPCIOptions, bootindex),
     DEFINE_PROP_LINK("netdev", DEVICE_PROP_NETDEV, VirtIONetPCIOptions, netdev),
     DEFINE_PROP_LINK("iothread", DEVICE_PROP_IOTHREAD, VirtIONetPCIOptions, iothread),
     DEFINE_PROP_MACADDR("mac", VirtIONetPCIOptions, mac),
-    DEFINE_PROP_BOOL("mq", VirtIONetPCIOptions, mq, false,
-                     "one queue pair per netdev queue (VIRTIO_NET_F_MQ)"),
-    DEFINE_PROP_UINT16("rx_queue_size", VirtIONetPCIOptions, rx_queue_size, 256,
-                       "entries per receive queue (a power of two, 256-1024)"),
-    DEFINE_PROP_UINT16("tx_queue_size", VirtIONetPCIOptions, tx_queue_size, 256,
-                       "entries per transmit queue (a power of two, 256-1024)"),
-    DEFINE_PROP_UINT16("host_mtu", VirtIONetPCIOptions, host_mtu, 0,
-                       "MTU offered to the guest (VIRTIO_NET_F_MTU); 0: none"),
+    /* QEMU's, described as QEMU's help describes them (docs/network.md
+     * says what they do): one queue pair per netdev queue; queue sizes a
+     * power of two, 256-1024; host_mtu 0 offers no VIRTIO_NET_F_MTU. */
+    DEFINE_PROP_BOOL("mq", VirtIONetPCIOptions, mq, false, NULL),
+    DEFINE_PROP_UINT16("rx_queue_size", VirtIONetPCIOptions, rx_queue_size, 256, NULL),
+    DEFINE_PROP_UINT16("tx_queue_size", VirtIONetPCIOptions, tx_queue_size, 256, NULL),
+    DEFINE_PROP_UINT16("host_mtu", VirtIONetPCIOptions, host_mtu, 0, NULL),
     DEFINE_VIRTIO_PCI_PROPERTIES(VirtIONetPCIOptions, pci),
     FEATURE_PROP("csum", VIRTIO_NET_F_CSUM),
     FEATURE_PROP("guest_csum", VIRTIO_NET_F_GUEST_CSUM),
@@ -545,7 +546,7 @@ static QEMUDevice *virtio_net_pci_realize(const void *options, const DeviceBuses
     for (unsigned bit = 0; bit < G_N_ELEMENTS(o->feature); bit++) {
         conf.features |= o->feature[bit] ? VIRTIO_BIT(bit) : 0;
     }
-    return virtio_net_pci_new(buses->pci, o->addr, &conf, errp);
+    return virtio_net_pci_new(buses->pci, o->pcidev.addr, &conf, errp);
 }
 
 static void virtio_net_pci_chosen_options(QEMUDevice *dev, void *options)
@@ -556,6 +557,7 @@ static void virtio_net_pci_chosen_options(QEMUDevice *dev, void *options)
 
 const DeviceTypeInfo virtio_net_pci_type = {
     .name = "virtio-net-pci",
+    .alias = "virtio-net",          /* QEMU's on x86 */
     .bus = DEVICE_BUS_PCI,
     .category = DEVICE_CATEGORY_NETWORK,
     .description = "virtio network device (transitional 1af4:1000, or 1af4:1041 with disable-legacy=on)",

@@ -60,6 +60,9 @@ typedef struct DevicePropertyChoices {
     const char *type_name;      /* for -device TYPE,help: werror=<BlockdevOnError> */
     int count;
     const char *(*name)(int value);
+    /* Bit v: value v is QEMU's, but this VMM does not implement it, so it
+     * is refused when parsed (kvm-pit's lost_tick_policy=slew). */
+    uint32_t unsupported;
 } DevicePropertyChoices;
 
 typedef struct MACAddr {
@@ -85,6 +88,10 @@ typedef struct DeviceProperty {
     } defval;                   /* zero unless the macro gives one */
     const char *description;    /* NULL: the kind's own, if it has one */
     const DevicePropertyChoices *choices;   /* DEVICE_PROP_ENUM's values */
+    bool hide_default;          /* -device TYPE,help shows no default (bootindex) */
+    /* QEMU's property, which this VMM implements only at its default:
+     * any other value is refused when parsed, naming it. */
+    bool only_default;
 } DeviceProperty;
 
 /* offsetof(State, field), refusing to compile unless the field is a ctype. */
@@ -124,6 +131,12 @@ typedef struct DeviceProperty {
 /* QEMU's addr= of every PCI device: SLOT[.FN], the first free slot if unset. */
 #define DEFINE_PROP_PCI_DEVFN(name_, State, field) \
     DEFINE_PROP_DEFAULT(name_, DEVICE_PROP_PCI_DEVFN, State, field, int32_t, i, -1, NULL)
+/* A property of QEMU's that takes only its default here (only_default):
+ * defval.member = default_, a field of C type ctype. Undescribed, as
+ * QEMU's plain properties are (a bool's help says no "on/off"). */
+#define DEFINE_PROP_ONLY_DEFAULT(name_, kind_, State, field, ctype, member, default_) \
+    { DEFINE_PROP_KIND(name_, kind_, State, field, ctype, ""), \
+      .defval.member = (default_), .only_default = true }
 /* An int holding one of choices' values, default_ if not given. */
 #define DEFINE_PROP_ENUM(name_, State, field, choices_, default_, desc_) \
     { DEFINE_PROP_KIND(name_, DEVICE_PROP_ENUM, State, field, int, desc_), \

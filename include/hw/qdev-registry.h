@@ -39,6 +39,10 @@ struct PIIXIDEState;
 typedef struct DeviceBuses {
     PCIBus *pci;        /* NULL: a machine without PCI */
     struct PIIXIDEState *ide;   /* the IDE function's channels, or NULL */
+    /* The bus= the user chose, as its number (ide.1: 1); -1: none given.
+     * Set by the registry for each realize, after checking that the bus
+     * exists and is of the device's kind. */
+    int bus_index;
     /* The vCPUs the machine starts with (-smp N), for the devices QEMU
      * sizes by them (virtio-blk's default num-queues); 0 counts as 1. */
     unsigned boot_cpus;
@@ -46,6 +50,9 @@ typedef struct DeviceBuses {
 
 typedef struct DeviceTypeInfo {
     const char *name;           /* as -device spells it */
+    /* Another name -device and -global take for this type, as QEMU's
+     * aliases (virtio-net for virtio-net-pci), or NULL. */
+    const char *alias;
     DeviceBusKind bus;
     DeviceCategory category;
     const char *description;    /* one line for -device help, or NULL */
@@ -60,6 +67,10 @@ typedef struct DeviceTypeInfo {
      * caller adds it.
      */
     QEMUDevice *(*realize)(const void *options, const DeviceBuses *buses, Error **errp);
+    /* NULL for a device of the board (PIIX4_PM, kvm-pit): the machine makes
+     * it, so -device refuses it and -device help does not list it (as QEMU
+     * does), but -device TYPE,help and -global reach its properties, whose
+     * values the machine reads with board_device_options(). */
     /*
      * For info qtree, which shows what a device chose when it was realized
      * as QEMU does (isa-serial's iobase, virtio's vectors): write those
@@ -73,12 +84,35 @@ typedef struct DeviceTypeInfo {
 
 #define DEVICE_PROPERTIES(table) .props = (table), .n_props = G_N_ELEMENTS(table)
 
-/* The options of a PCI device whose one property is QEMU's addr=SLOT[.FN]
- * (-1: the first free slot), and that property. */
+/*
+ * What every PCI device takes, as QEMU's PCIDevice: addr=SLOT[.FN] (-1:
+ * the first free slot), multifunction= (bit 7 of the function's header
+ * type, which the registry sets after realize) and romfile= (only empty:
+ * there is no firmware to run an option ROM, which the registry checks).
+ * A device's options struct holds one, and its table lists
+ * DEFINE_PCI_DEVICE_PROPERTIES of it.
+ */
 typedef struct PCIDeviceOptions {
     int32_t addr;
+    bool multifunction;
+    char *romfile;
 } PCIDeviceOptions;
-extern const DeviceProperty pci_device_properties[1];
+
+#define DEFINE_PCI_DEVICE_PROPERTIES(State, field) \
+    DEFINE_PROP_PCI_DEVFN("addr", State, field.addr), \
+    DEFINE_PROP_BOOL("multifunction", State, field.multifunction, false, NULL), \
+    DEFINE_PROP_STRING("romfile", State, field.romfile, NULL)
+
+/* The table of a device whose options are only a PCIDeviceOptions. */
+extern const DeviceProperty pci_device_properties[3];
+
+/* QEMU's bootindex= of disks and NICs: stored and shown, no effect (this
+ * VMM boots only -kernel, where QEMU's firmware ignores it too). An
+ * int32_t, -1 when not given; `-device TYPE,help` shows no default, as
+ * QEMU's. */
+#define DEFINE_PROP_BOOTINDEX(State, field) \
+    { DEFINE_PROP_KIND("bootindex", DEVICE_PROP_INT32, State, field, int32_t, NULL), \
+      .defval.i = -1, .hide_default = true }
 
 /* The device types, in hw/core/device-types.c. */
 extern const DeviceTypeInfo *const device_types[];
@@ -88,11 +122,13 @@ extern const size_t device_types_count;
 typedef struct DeviceConfig {
     const DeviceTypeInfo *type;
     char *id;                   /* id=, or NULL */
+    char *bus;                  /* bus=, or NULL: checked at realize */
     char *origin;               /* "-device TYPE,...", for errors at realize */
     void *options;              /* type->options_size bytes */
     uint64_t given;             /* bit i: props[i] set explicitly */
 } DeviceConfig;
 
+/* The type of name or of its alias. */
 const DeviceTypeInfo *device_type_find(const char *name);
 const DeviceProperty *device_type_find_property(const DeviceTypeInfo *type, const char *name);
 /* -device help: every type, grouped and sorted as QEMU prints them. */
@@ -104,7 +140,7 @@ void device_type_print_properties(const DeviceTypeInfo *type, FILE *out);
 DeviceConfig *device_config_new(const DeviceTypeInfo *type, const char *origin);
 void device_config_free(DeviceConfig *dev);
 /*
- * Set property name (or the id) from the user's text (NULL: given as a
+ * Set property name (or id=, or bus=, which every device takes) from the user's text (NULL: given as a
  * bare key). Errors name the device and the property:
  * "Property 'TYPE.PROP' ...".
  */
@@ -126,6 +162,14 @@ void device_backend_set_finder(DevicePropertyKind kind, DeviceBackendFinder *fin
  * id. Errors start with dev->origin: "-device TYPE,...: ...".
  */
 QEMUDevice *device_config_realize(DeviceConfig *dev, const DeviceBuses *buses, Error **errp);
+
+/*
+ * The options of a board device type (realize NULL) with what -global
+ * gave it: globals (a GPtrArray of DeviceConfig, cfg->board_globals) holds
+ * a config for each board type -global named; a type it does not hold has
+ * its defaults, which stay valid for the life of the process.
+ */
+const void *board_device_options(const GPtrArray *globals, const DeviceTypeInfo *type);
 
 /* A device realized from a config, with a copy of that config (what
  * `info qtree` prints as its properties). */

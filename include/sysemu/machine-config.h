@@ -40,9 +40,6 @@ typedef struct MachineConfig {
     bool device_lock;           /* per-device locking; default true */
     bool lock_stats;            /* print lock statistics at exit; default false */
     bool pit;                   /* in-kernel PIT; default true */
-    /* -global kvm-pit.lost_tick_policy=discard: KVM does not reinject the
-     * PIT ticks a vCPU missed. Default false (QEMU's "delay"). */
-    bool pit_discard_lost_ticks;
     bool acpi;                  /* -machine acpi=on|off; default true */
 
     uint64_t ram_size;          /* -m, bytes; default 128 MiB */
@@ -64,6 +61,9 @@ typedef struct MachineConfig {
     /* -device, in order, checked against the device registry, with the
      * -global values they did not set themselves applied. */
     GPtrArray *devices;         /* of DeviceConfig * */
+    /* -global values of the board's own devices (kvm-pit, PIIX4_PM...):
+     * a DeviceConfig per type named, read with board_device_options(). */
+    GPtrArray *board_globals;   /* of DeviceConfig * */
 
     GPtrArray *fw_cfg_items;    /* of FwCfgItemConfig *, in order */
 

@@ -36,7 +36,14 @@ BAD = [
     (["-global", "foo.bar=1"], "'foo' is not a valid device model name"),
     (["-global", "isa-serial.baudbase=9600"], "Property 'isa-serial.baudbase' not found"),
     (["-global", "isa-debug-exit.iosize=lots"], "iosize"),
-    (["-global", "kvm-pit.lost_tick_policy=slew"], "lost_tick_policy"),
+    (["-global", "kvm-pit.lost_tick_policy=slew"],
+     "-global kvm-pit.lost_tick_policy=slew: Property 'kvm-pit.lost_tick_policy' cannot be "
+     "'slew': this VMM does not implement it"),
+    (["-global", "mc146818rtc.lost_tick_policy=slew"],
+     "Property 'mc146818rtc.lost_tick_policy' cannot be 'slew': this VMM implements only its "
+     "default (\"discard\")"),
+    (["-global", "i8042.kbd-throttle=on"], "Property 'i8042.kbd-throttle' cannot be 'on'"),
+    (["-device", "PIIX4_PM"], "-device PIIX4_PM: Parameter 'driver' expects a pluggable device type"),
     (["-global", "isa-serial"], "-global isa-serial"),
     (["-device", "pci-testdev,addr=20"], "addr"),
     (["-device", "pdl-testdev,addr=3.8"], "addr"),
@@ -56,7 +63,29 @@ BAD = [
     (["-object", "memory-backend-ram,id=m,size=1G"], "'memory-backend-ram' is not supported"),
     (["-object", "iothread"], "parameter 'id' is missing"),
     (["-object", "iothread,id=1st"], "'1st' is not a valid id"),
-    (["-object", "iothread,id=io0,poll-max-ns=0"], "'poll-max-ns' is not supported"),
+    (["-object", "iothread,id=io0,poll-max-ns=32768"],
+     "-object iothread,id=io0,poll-max-ns=32768: polling is not implemented (I/O threads sleep "
+     "until an event, as QEMU's with poll-max-ns=0); use poll-max-ns=0"),
+    (["-object", "iothread,id=io0,aio-max-batch=16"],
+     "-object iothread,id=io0,aio-max-batch=16: a cap on the requests submitted at once is not "
+     "implemented"),
+    (["-device", "pci-testdev,membar=4095", "-kernel", "/dev/null"],
+     "-device pci-testdev,membar=4095: membar=4095: a BAR's size must be a power of two"),
+    (["-device", "pci-testdev,membar=4G", "-kernel", "/dev/null"],
+     "BAR 2 (0x100000000 bytes) does not fit in the PCI memory window"),
+    (["-object", "iothread,id=io0,poll-grow=-1"], "poll-grow value must be in range [0, "
+     "9223372036854775807]"),
+    (["-object", "iothread,id=io0,poll-shrink=x"], "Parameter 'poll-shrink' expects an int64 value"),
+    (["-object", "iothread,id=io0,thread-pool-max=4"], "Invalid parameter 'thread-pool-max'"),
+    # bus=: QEMU's words for an unknown bus and one of another kind.
+    (["-device", "e1000,bus=pci.9", "-kernel", "/dev/null"], "-device e1000,bus=pci.9: Bus 'pci.9' not found"),
+    (["-device", "e1000,bus=isa.0", "-kernel", "/dev/null"],
+     "-device e1000,bus=isa.0: Device 'e1000' can't go on ISA bus"),
+    (["-device", "isa-serial,bus=pci.0", "-kernel", "/dev/null"],
+     "-device isa-serial,bus=pci.0: Device 'isa-serial' can't go on PCI bus"),
+    (["-device", "pci-testdev,romfile=efi-e1000.rom", "-kernel", "/dev/null"],
+     "-device pci-testdev,romfile=efi-e1000.rom: romfile=efi-e1000.rom: option ROMs are not "
+     "supported"),
     (["-object", "iothread,id=io0", "-object", "iothread,id=io0"], "duplicate object id 'io0'"),
     # Found when the machine is built, before the kernel is loaded.
     (["-fw_cfg", "opt/a,file=/nonexistent/blob", "-kernel", "/dev/null"],
@@ -107,6 +136,14 @@ ACCEPTED = [
     ["-device", "pdl-testdev,id=pdl0,addr=5.0", "-global", "pdl-testdev.addr=6"],
     ["-device", "e1000,id=nic0,mac=52:54:00:00:00:01,addr=5",
      "-device", "e1000-82540em,x-coalesced-mmio=off,x-tx-defer=off"],
+    # QEMU's aliases, bus=, the PCI properties and bootindex= on a NIC.
+    ["-netdev", "user,id=n0",
+     "-device", "virtio-net,netdev=n0,bus=pci.0,addr=0x3,bootindex=2,multifunction=on,romfile="],
+    ["-device", "isa-serial,bus=isa.0", "-device", "pci-testdev,bus=pci.0,addr=0x6.0x1,membar=1M"],
+    ["-global", "PIIX4_PM.disable_s3=1", "-global", "PIIX4_PM.disable_s4=1",
+     "-global", "mc146818rtc.lost_tick_policy=discard", "-global", "i8042.kbd-throttle=off",
+     "-global", "virtio-net.mq=on"],
+    ["-object", "iothread,id=io0,poll-max-ns=0,poll-grow=2,poll-shrink=4,aio-max-batch=0"],
     ["-fw_cfg", "opt/org.test/a,string=hello", "-fw_cfg", "name=opt/b,file=/etc/hostname"],
     ["-machine", "pc,acpi=off"],
     ["-no-acpi"],
@@ -188,7 +225,13 @@ def test_fw_cfg_name_outside_opt_warns_and_is_accepted(our_vmm):
     (["-device", "pc-testdev,help"], "There are no options for pc-testdev."),
     (["-device", "help"], 'Misc devices:\nname "isa-debug-exit", bus ISA'),
     (["-device", "help"], 'name "ide-hd", bus IDE, desc "virtual IDE disk"\nname "virtio-blk-pci", bus PCI'),
-    (["-device", "virtio-blk-pci,help"], "  num-queues=<uint16>    - request queues"),
+    (["-device", "virtio-blk-pci,help"], "  num-queues=<uint16>    -  (default: 65535)\n"),
+    (["-device", "help"], 'name "e1000", bus PCI, alias "e1000-82540em", desc "Intel Gigabit '
+     'Ethernet"\n'),
+    (["-device", "virtio-blk,help"], "virtio-blk-pci options:\n"),
+    (["-device", "PIIX4_PM,help"], "  disable_s3=<uint8>     -  (default: 0)\n"),
+    (["-device", "pci-testdev,help"], "  membar=<size>          -  (default: 0)\n"),
+    (["-object", "iothread,help"], "iothread options:\n  aio-max-batch=<int>\n"),
     (["-device", "virtio-blk-pci,help"],
      '  disable-legacy=<OnOffAuto> - on/off/auto (default: "auto")\n'
      "  disable-modern=<bool>  -  (default: false)\n"),

@@ -192,6 +192,28 @@ def test_query_block_and_blockstats_shapes(machine, images):
         assert s["stats"]["wr_operations"] == 0       # paused: nothing was written
 
 
+def test_write_cache_property_sets_the_guest_visible_cache(machine, images, tmp_path):
+    """write-cache=on|off on ide-hd and virtio-blk-pci is the write cache
+    the guest sees at power-on (query-block's cache.writeback), whatever
+    the drive's cache= mode; auto follows cache= (writethrough: off)."""
+    paths = []
+    for name in ("a", "b", "c", "d"):
+        path = tmp_path / f"{name}.raw"
+        path.write_bytes(bytes(1 << 20))
+        paths.append(path)
+    devices = [("ide-hd", "bus=ide.0,", "writeback", "off"),
+               ("virtio-blk-pci", "bus=pci.0,addr=0x5,", "writeback", "off"),
+               ("ide-hd", "bus=ide.1,", "writethrough", "on"),
+               ("virtio-blk-pci", "", "writethrough", "auto")]
+    args = ["-S"]
+    for i, (device, place, cache, write_cache) in enumerate(devices):
+        args += ["-drive", f"file={paths[i]},format=raw,if=none,id=d{i},cache={cache}",
+                 "-device", f"{device},{place}drive=d{i},write-cache={write_cache}"]
+    m = machine(args)
+    writeback = {b["device"]: b["inserted"]["cache"]["writeback"] for b in m.qmp.cmd("query-block")}
+    assert writeback == {"d0": False, "d1": False, "d2": True, "d3": False}, writeback
+
+
 def tray_moves(m, count):
     return [(e["data"]["device"], e["data"]["tray-open"])
             for e in (m.qmp.wait_event("DEVICE_TRAY_MOVED", timeout=10) for _ in range(count))]

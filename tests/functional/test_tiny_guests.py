@@ -18,6 +18,20 @@ REFERENCE = shutil.which("qemu-system-x86_64", path="/usr/bin")
 EXIT = "-device isa-debug-exit,iobase=0xf4,iosize=4"
 
 
+# What libvirt writes for a guest with a disk and a NIC (bus=pci.0 and
+# addr= on every PCI device, bootindex=, the board's devices set through
+# -global), plus multifunction=on on a function of its own.
+LIBVIRT_STYLE = (
+    "-global kvm-pit.lost_tick_policy=delay -global PIIX4_PM.disable_s3=1 "
+    "-global PIIX4_PM.disable_s4=1 -object iothread,id=iothread1,poll-max-ns=0 "
+    "-drive file={disk},format=raw,if=none,id=drive-virtio-disk0 "
+    "-device virtio-blk-pci,iothread=iothread1,bus=pci.0,addr=0x4,drive=drive-virtio-disk0,"
+    "id=virtio-disk0,bootindex=1,write-cache=on "
+    "-netdev user,id=hostnet0 "
+    "-device e1000,netdev=hostnet0,id=net0,mac=52:54:00:6b:3c:58,bus=pci.0,addr=0x3,romfile= "
+    "-device pci-testdev,bus=pci.0,addr=0x5,multifunction=on")
+
+
 def vmms(our_vmm):
     found = {"ours": our_vmm}
     if REFERENCE:
@@ -28,9 +42,16 @@ def vmms(our_vmm):
 @pytest.fixture(scope="module")
 def runs(our_vmm, tiny_kernels):
     elf = tiny_kernels / "tiny.elf"
+    disk = tiny_kernels / "board-disk.raw"
+    disk.write_bytes(bytes(1 << 20))
     frags = []
     for name, vmm in vmms(our_vmm).items():
         frags += [
+            Fragment(f"{name}_board", f"guest_run tiny 60 -accel kvm -m 64M -nodefaults "
+                                      f"-display none -serial stdio -no-reboot {EXIT} "
+                                      f"{LIBVIRT_STYLE.format(disk=disk)} "
+                                      f"-kernel {elf} -append 'board exit=0'",
+                     vmm, limit=90, up_marker="tiny: hello"),
             Fragment(f"{name}_basic", f"guest_run tiny 60 -accel kvm -m 64M -nographic -no-reboot "
                                       f"{EXIT} -kernel {elf} -append 'hello world exit=42'",
                      vmm, limit=90, up_marker="tiny: hello"),
@@ -219,6 +240,27 @@ def test_s3_resume_enters_with_data_segments_zero(runs):
     assert ours.rc == 1, ours.log
     reference = tiny_guest(runs, "reference", "s3")
     assert "tiny: s3 resumed flag=Y" in reference.log, reference.log
+
+
+def board_report(log):
+    return re.findall(r"^tiny: board .*$", log, re.M)
+
+
+def test_libvirt_style_command_line_as_under_qemu(runs):
+    """A libvirt-style command line is accepted by both VMMs, and the guest
+    finds the same: no \\_S3 or \\_S4 in the DSDT (PIIX4_PM.disable_s3/s4),
+    each device in the slot its addr= gave, and the header type's
+    multi-function bit on the function with multifunction=on."""
+    ours = tiny_guest(runs, "ours", "board")
+    lines = board_report(ours.log)
+    assert lines[:3] == ["tiny: board sleep-state S3 no", "tiny: board sleep-state S4 no",
+                         "tiny: board sleep-state S5 yes"], ours.log
+    assert "tiny: board pci 3 0x00000000100e8086 header 0x0000000000000000" in lines, ours.log
+    assert "tiny: board pci 4 0x0000000010011af4 header 0x0000000000000000" in lines, ours.log
+    assert "tiny: board pci 5 0x0000000000051b36 header 0x0000000000000080" in lines, ours.log
+    assert ours.rc == 1, ours.log
+    reference = tiny_guest(runs, "reference", "board")
+    assert lines == board_report(reference.log), (ours.log, reference.log)
 
 
 def pmconf_report(log):

@@ -470,6 +470,21 @@ static void test_tables_dsdt(void)
     g_assert_false(contains_str(dsdt, len, "QEMU0002"));
     g_assert_true(contains_str(dsdt, len, "_PRT"));
     guest_free(&g);
+
+    /* PIIX4_PM.disable_s3=1 / disable_s4=1: that package is left out, the
+     * others stay (an OS then offers neither state). */
+    for (int disabled = 1; disabled < 4; disabled++) {
+        cfg.disable_s3 = disabled & 1;
+        cfg.disable_s4 = disabled & 2;
+        guest_build(&g, &cfg);
+        dsdt = dsdt_of(&g, &len);
+        g_assert_cmpint(contains(dsdt, len, s3, sizeof(s3)), ==, !cfg.disable_s3);
+        g_assert_cmpint(contains_str(dsdt, len, "_S3_"), ==, !cfg.disable_s3);
+        g_assert_cmpint(contains(dsdt, len, s4, sizeof(s4)), ==, !cfg.disable_s4);
+        g_assert_cmpint(contains_str(dsdt, len, "_S4_"), ==, !cfg.disable_s4);
+        g_assert_true(contains(dsdt, len, s5, sizeof(s5)));
+        guest_free(&g);
+    }
 }
 
 static void assert_build_fails(const AcpiTablesConfig *cfg, GuestMemory *mem,

@@ -3,6 +3,7 @@
 #include <string.h>
 #include <glib.h>
 #include "block/drive-config.h"
+#include "hw/i386/pc-board-devices.h"
 #include "hw/qdev-registry.h"
 #include "monitor/monitor.h"
 #include "net/netdev-create.h"
@@ -486,7 +487,7 @@ static void test_globals(void)
     }
     g_assert_cmpint(device_devfn(device_at(&p->cfg, 4)), ==, 5 << 3);
     g_assert_cmpint(device_devfn(device_at(&p->cfg, 5)), ==, 6 << 3 | 1);
-    g_assert_false(p->cfg.pit_discard_lost_ticks);
+    g_assert_cmpuint(p->cfg.board_globals->len, ==, 0);
     parsed_free(p);
 
     /* The later -global wins; built-in defaults fill the rest. */
@@ -503,15 +504,54 @@ static void test_globals(void)
     parsed_free(p);
 }
 
+static LostTickPolicy pit_policy(const Parsed *p)
+{
+    const KVMPitOptions *pit = board_device_options(p->cfg.board_globals, &kvm_pit_type);
+    return pit->lost_tick_policy;
+}
+
+/* kvm-pit is an ordinary (board) entry of the registry. */
 static void test_kvm_pit_policy(void)
 {
-    Parsed *p = parse_ok("-global kvm-pit.lost_tick_policy=discard");
-    g_assert_true(p->cfg.pit_discard_lost_ticks);
+    Parsed *p = parse_ok("");
+    g_assert_cmpint(pit_policy(p), ==, LOST_TICK_POLICY_DELAY);
+    parsed_free(p);
+
+    p = parse_ok("-global kvm-pit.lost_tick_policy=discard");
+    g_assert_cmpint(pit_policy(p), ==, LOST_TICK_POLICY_DISCARD);
     parsed_free(p);
 
     p = parse_ok("-global kvm-pit.lost_tick_policy=discard "
                  "-global driver=kvm-pit,property=lost_tick_policy,value=delay");
-    g_assert_false(p->cfg.pit_discard_lost_ticks);
+    g_assert_cmpint(pit_policy(p), ==, LOST_TICK_POLICY_DELAY);
+    parsed_free(p);
+}
+
+/* libvirt's -global PIIX4_PM.disable_s3=1 reaches the board's PM device;
+ * the board's RTC and keyboard controller take QEMU's defaults. */
+static void test_board_globals(void)
+{
+    Parsed *p = parse_ok("-global PIIX4_PM.disable_s3=1 "
+                         "-global driver=PIIX4_PM,property=disable_s4,value=1 "
+                         "-global mc146818rtc.lost_tick_policy=discard "
+                         "-global i8042.kbd-throttle=off");
+    const PIIX4PMOptions *pm = board_device_options(p->cfg.board_globals, &piix4_pm_type);
+    g_assert_cmpuint(pm->disable_s3, ==, 1);
+    g_assert_cmpuint(pm->disable_s4, ==, 1);
+    g_assert_cmpuint(p->cfg.board_globals->len, ==, 3);
+    parsed_free(p);
+
+    p = parse_ok("-global PIIX4_PM.disable_s4=1");
+    pm = board_device_options(p->cfg.board_globals, &piix4_pm_type);
+    g_assert_cmpuint(pm->disable_s3, ==, 0);
+    g_assert_cmpuint(pm->disable_s4, ==, 1);
+    parsed_free(p);
+
+    /* Without -global: the defaults, S3 and S4 offered. */
+    p = parse_ok("");
+    pm = board_device_options(p->cfg.board_globals, &piix4_pm_type);
+    g_assert_cmpuint(pm->disable_s3, ==, 0);
+    g_assert_cmpuint(pm->disable_s4, ==, 0);
     parsed_free(p);
 }
 
@@ -749,7 +789,26 @@ static void test_errors(void)
         { "-global isa-serial.id=com1", "-global isa-serial.id=com1: property 'id' names "
           "one device" },
         { "-global kvm-pit.lost_tick_policy=slew", "-global kvm-pit.lost_tick_policy=slew: "
-          "lost_tick_policy must be discard or delay" },
+          "Property 'kvm-pit.lost_tick_policy' cannot be 'slew': this VMM does not "
+          "implement it" },
+        { "-global mc146818rtc.lost_tick_policy=slew", "-global "
+          "mc146818rtc.lost_tick_policy=slew: Property 'mc146818rtc.lost_tick_policy' cannot "
+          "be 'slew': this VMM implements only its default (\"discard\")" },
+        { "-global mc146818rtc.lost_tick_policy=bogus", "-global "
+          "mc146818rtc.lost_tick_policy=bogus: Parameter 'lost_tick_policy' does not accept "
+          "value 'bogus'" },
+        { "-global i8042.kbd-throttle=on", "-global i8042.kbd-throttle=on: Property "
+          "'i8042.kbd-throttle' cannot be 'on': this VMM implements only its default (false)" },
+        { "-global PIIX4_PM.disable_s3=on", "-global PIIX4_PM.disable_s3=on: Property "
+          "'PIIX4_PM.disable_s3' expects an integer from 0 to 255, not 'on'" },
+        { "-global PIIX4_PM.foo=1", "-global PIIX4_PM.foo=1: Property 'PIIX4_PM.foo' not found" },
+        { "-global ide-hd.bus=ide.0", "-global ide-hd.bus=ide.0: Property 'ide-hd.bus' not "
+          "found" },
+        { "-device PIIX4_PM", "-device PIIX4_PM: Parameter 'driver' expects a pluggable device "
+          "type" },
+        { "-device kvm-pit,lost_tick_policy=delay", "-device kvm-pit,lost_tick_policy=delay: "
+          "Parameter 'driver' expects a pluggable device type" },
+        { "-device e1000,bus", "-device e1000,bus: Parameter 'bus' needs a value" },
         { "-global kvm-pit.irq0=1", "-global kvm-pit.irq0=1: Property 'kvm-pit.irq0' not "
           "found" },
         { "-global driver=isa-serial,property=id", "-global driver=isa-serial,property=id: "
@@ -861,7 +920,30 @@ static void test_informational(void)
         { "-device isa-debug-exit,help", "isa-debug-exit options:\n"
           "  iobase=<uint32>        -  (default: 1281)\n"
           "  iosize=<uint32>        -  (default: 2)\n" },
-        { "-device isa-serial,help", "  index=<uint32>         - COM port 0 to 3" },
+        { "-device isa-serial,help", "  index=<uint32>         -  (default: 4294967295)\n" },
+        /* Lines as QEMU 7.2 prints them for the same properties. */
+        { "-device help", "name \"e1000\", bus PCI, alias \"e1000-82540em\", desc \"Intel "
+          "Gigabit Ethernet\"\n" },
+        { "-device help", "name \"virtio-blk-pci\", bus PCI, alias \"virtio-blk\"" },
+        { "-device help", "name \"virtio-net-pci\", bus PCI, alias \"virtio-net\"" },
+        { "-device virtio-net,help", "virtio-net-pci options:\n" },
+        { "-device e1000-82540em,help", "e1000 options:\n" },
+        { "-device e1000,help", "  bootindex=<int32>\n" },
+        { "-device e1000,help", "  multifunction=<bool>   - on/off (default: false)\n"
+          "  netdev=<str>           - ID of a netdev to use as a backend\n"
+          "  romfile=<str>\n" },
+        { "-device virtio-blk-pci,help", "  num-queues=<uint16>    -  (default: 65535)\n" },
+        { "-device virtio-blk-pci,help", "  write-cache=<OnOffAuto> - on/off/auto (default: "
+          "\"auto\")\n" },
+        { "-device ide-hd,help", "  write-cache=<OnOffAuto> - on/off/auto (default: "
+          "\"auto\")\n" },
+        { "-device PIIX4_PM,help", "PIIX4_PM options:\n"
+          "  disable_s3=<uint8>     -  (default: 0)\n"
+          "  disable_s4=<uint8>     -  (default: 0)\n" },
+        { "-device kvm-pit,help", "  lost_tick_policy=<LostTickPolicy> -  (default: "
+          "\"delay\")\n" },
+        { "-device mc146818rtc,help", "  base_year=<int32>      -  (default: 1980)\n" },
+        { "-device i8042,help", "  kbd-throttle=<bool>    -  (default: false)\n" },
         { "-netdev help", "Available netdev backend types:\nsocket\ntap\n" },
         { "-netdev type=help", "Available netdev backend types:" },
         { "-nic help", "Available netdev backend types:" },
@@ -1059,6 +1141,7 @@ int main(int argc, char **argv)
     g_test_add_func("/cmdline/pci-addresses", test_pci_addresses);
     g_test_add_func("/cmdline/globals", test_globals);
     g_test_add_func("/cmdline/kvm-pit-policy", test_kvm_pit_policy);
+    g_test_add_func("/cmdline/board-globals", test_board_globals);
     g_test_add_func("/cmdline/fw-cfg-items", test_fw_cfg_items);
     g_test_add_func("/cmdline/fw-cfg-warning", test_fw_cfg_warning);
     g_test_add_func("/cmdline/strings-and-escapes", test_strings_and_escapes);

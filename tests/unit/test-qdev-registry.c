@@ -2,14 +2,19 @@
  * The device registry (hw/qdev-registry.h) with a made-up device type that
  * has a property of every kind: parsing and its errors, defaults, the help
  * text in QEMU's layout, -global inheritance, backend references resolved
- * through fake backends, and realize with ids and buses.
+ * through fake backends, realize with ids and buses (bus=, QEMU's PCI
+ * properties), aliases, QEMU's values this VMM refuses, and the board's
+ * device types that only -global reaches.
  */
 #include <string.h>
 #include <glib.h>
 #include "hw/block-error-properties.h"
+#include "hw/i386/pc-board-devices.h"
 #include "hw/misc/testdev.h"
 #include "hw/net/e1000.h"
 #include "hw/qdev-registry.h"
+#include "hw/virtio/virtio-blk.h"
+#include "hw/virtio/virtio-net.h"
 
 typedef struct FakeOptions {
     bool flag;
@@ -22,7 +27,8 @@ typedef struct FakeOptions {
     uint64_t size;
     char *label;
     MACAddr mac;
-    int32_t addr;
+    PCIDeviceOptions pci;
+    int32_t bootindex;
     DeviceLink iothread, chardev, drive, netdev;
     BlockErrorProperties errors;    /* an enum kind, as the drives' devices have */
 } FakeOptions;
@@ -38,7 +44,8 @@ static const DeviceProperty fake_properties[] = {
     DEFINE_PROP_SIZE("size", FakeOptions, size, 4096, NULL),
     DEFINE_PROP_STRING("label", FakeOptions, label, NULL),
     DEFINE_PROP_MACADDR("mac", FakeOptions, mac),
-    DEFINE_PROP_PCI_DEVFN("addr", FakeOptions, addr),
+    DEFINE_PCI_DEVICE_PROPERTIES(FakeOptions, pci),
+    DEFINE_PROP_BOOTINDEX(FakeOptions, bootindex),
     DEFINE_PROP_LINK("iothread", DEVICE_PROP_IOTHREAD, FakeOptions, iothread),
     DEFINE_PROP_LINK("chardev", DEVICE_PROP_CHARDEV, FakeOptions, chardev),
     DEFINE_PROP_LINK("drive", DEVICE_PROP_DRIVE, FakeOptions, drive),
@@ -46,18 +53,21 @@ static const DeviceProperty fake_properties[] = {
     DEFINE_BLOCK_ERROR_PROPERTIES(FakeOptions, errors),
 };
 
-/* What the last realize saw, and the devices it made. */
+/* What the last realize saw, and the devices it made: PCI functions
+ * off any bus, enough for the registry's multifunction=. */
 static FakeOptions realized;
-static QEMUDevice fake_devices[8];
+static DeviceBuses realized_buses;
+static PCIDevice fake_devices[16];
 static unsigned n_fake_devices;
 
 static QEMUDevice *fake_realize(const void *options, const DeviceBuses *buses, Error **errp)
 {
     realized = *(const FakeOptions *)options;
+    realized_buses = *buses;
     g_assert_cmpuint(n_fake_devices, <, G_N_ELEMENTS(fake_devices));
-    QEMUDevice *dev = &fake_devices[n_fake_devices++];
-    device_init(dev, "fake-device", "fake");
-    return dev;
+    PCIDevice *dev = &fake_devices[n_fake_devices++];
+    device_init(&dev->qdev, "fake-device", "fake");
+    return &dev->qdev;
 }
 
 static const DeviceTypeInfo fake_type = {
@@ -108,7 +118,10 @@ static void test_defaults(void)
     g_assert_cmpint(o->offset, ==, -5);
     g_assert_cmpuint(o->size, ==, 4096);
     g_assert_null(o->label);
-    g_assert_cmpint(o->addr, ==, -1);
+    g_assert_cmpint(o->pci.addr, ==, -1);
+    g_assert_false(o->pci.multifunction);
+    g_assert_null(o->pci.romfile);
+    g_assert_cmpint(o->bootindex, ==, -1);
     g_assert_null(o->iothread.id);
     g_assert_cmpint(o->errors.rerror, ==, BLOCK_ERROR_AUTO);
     g_assert_cmpint(o->errors.werror, ==, BLOCK_ERROR_AUTO);
@@ -147,7 +160,7 @@ static void test_values(void)
     g_assert_cmpstr(o->label, ==, "a,b");
     static const uint8_t mac[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x5f };
     g_assert_cmpmem(o->mac.a, 6, mac, 6);
-    g_assert_cmpint(o->addr, ==, 0x1f << 3 | 7);
+    g_assert_cmpint(o->pci.addr, ==, 0x1f << 3 | 7);
     g_assert_cmpstr(o->drive.id, ==, "disk0");
     g_assert_cmpint(o->errors.werror, ==, DRIVE_ERROR_STOP);
     g_assert_cmpint(o->errors.rerror, ==, DRIVE_ERROR_ENOSPC);
@@ -264,6 +277,7 @@ static void test_property_help(void)
         "  addr=<int32>           - Slot and optional function number, example: 06.0 or 06 "
         "(default: -1)\n"
         "  big=<uint64>           -  (default: 18446744073709551615)\n"
+        "  bootindex=<int32>\n"
         "  chardev=<str>          - ID of a chardev to use as a backend\n"
         "  count=<uint32>         -  (default: 0)\n"
         "  drive=<str>            - Node name or ID of a block device to use as a backend\n"
@@ -272,11 +286,13 @@ static void test_property_help(void)
         "  label=<str>\n"
         "  mac=<str>              - Ethernet 6-byte MAC Address, example: 52:54:00:12:34:56\n"
         "  mode=<OnOffAuto>       - on/off/auto (default: \"auto\")\n"
+        "  multifunction=<bool>   - on/off (default: false)\n"
         "  netdev=<str>           - ID of a netdev to use as a backend\n"
         "  offset=<int32>         -  (default: -5)\n"
         "  port=<uint16>          - first port (default: 1016)\n"
         "  rerror=<BlockdevOnError> - Error handling policy, report/ignore/enospc/stop/auto "
         "(default: \"auto\")\n"
+        "  romfile=<str>\n"
         "  size=<size>            -  (default: 4096)\n"
         "  small=<uint8>          -  (default: 7)\n"
         "  werror=<BlockdevOnError> - Error handling policy, report/ignore/enospc/stop/auto "
@@ -307,6 +323,16 @@ static void test_types_help(void)
     g_assert_true(g_str_has_suffix(text, "MSI-X, DMA)\"\n"));    /* no blank line at the end */
     g_free(text);
     g_assert_true(device_type_find("pdl-testdev") == &pdl_testdev_type);
+    /* Every PCI device takes QEMU's PCI properties, which the registry
+     * applies to any PCI type it realizes. */
+    for (size_t i = 0; i < device_types_count; i++) {
+        const DeviceTypeInfo *type = device_types[i];
+        if (type->bus == DEVICE_BUS_PCI && type->realize) {
+            g_assert_nonnull(device_type_find_property(type, "addr"));
+            g_assert_nonnull(device_type_find_property(type, "multifunction"));
+            g_assert_nonnull(device_type_find_property(type, "romfile"));
+        }
+    }
     g_assert_true(device_type_find("e1000") == &e1000_type);
     g_assert_null(device_type_find("rtl8139"));
 }
@@ -345,9 +371,13 @@ static void *find_fake_netdev(const char *id)
 
 static const DeviceBuses pci_buses = { .pci = (PCIBus *)&fake_netdev };
 
+/* A config of the type origin names ("-device TYPE,..."), with settings. */
 static DeviceConfig *config_of(const char *origin, const char *const *settings)
 {
-    DeviceConfig *dev = device_config_new(&fake_type, origin);
+    g_autofree char *name = g_strndup(origin + strlen("-device "),
+                                      strcspn(origin + strlen("-device "), ","));
+    const DeviceTypeInfo *type = device_type_find(name);
+    DeviceConfig *dev = device_config_new(type ? type : &fake_type, origin);
     for (size_t i = 0; settings[i]; i += 2) {
         set_ok(dev, settings[i], settings[i + 1]);
     }
@@ -378,7 +408,7 @@ static void test_realize(void)
     Error *err = NULL;
     QEMUDevice *qdev = device_config_realize(dev, &pci_buses, &err);
     g_assert_null(err);
-    g_assert_true(qdev == &fake_devices[n_fake_devices - 1]);
+    g_assert_true(qdev == &fake_devices[n_fake_devices - 1].qdev);
     g_assert_cmpstr(qdev->id, ==, "nic");
     g_assert_true(device_find("nic") == qdev);
     g_assert_true(realized.drive.backend == &fake_drive);
@@ -413,11 +443,200 @@ static void test_realize(void)
                          "device 'fake-device'");
 }
 
+static QEMUDevice *realize_ok(DeviceConfig *dev, const DeviceBuses *buses)
+{
+    Error *err = NULL;
+    QEMUDevice *qdev = device_config_realize(dev, buses, &err);
+    g_assert_null(err);
+    g_assert_nonnull(qdev);
+    device_config_free(dev);
+    return qdev;
+}
+
+/* bus= is every device's: the bus of the device's kind, by QEMU's name,
+ * handed to realize as its number; QEMU's errors for the others. */
+static void test_bus(void)
+{
+    realize_ok(config_of("-device fake-device", (const char *const[]){ NULL }), &pci_buses);
+    g_assert_cmpint(realized_buses.bus_index, ==, -1);
+    realize_ok(config_of("-device fake-device,bus=pci.0,addr=0x3",
+                         (const char *const[]){ "bus", "pci.0", "addr", "0x3", NULL }),
+               &pci_buses);
+    g_assert_cmpint(realized_buses.bus_index, ==, 0);
+    g_assert_cmpint(realized.pci.addr, ==, 3 << 3);
+    g_assert_true(realized_buses.pci == pci_buses.pci);
+
+    static const struct {
+        const char *bus, *message;
+    } refused[] = {
+        { "pci.1", "-device fake-device: Bus 'pci.1' not found" },
+        { "pci.9", "-device fake-device: Bus 'pci.9' not found" },
+        { "pci.", "-device fake-device: Bus 'pci.' not found" },
+        { "pci.0x0", "-device fake-device: Bus 'pci.0x0' not found" },
+        { "ide.2", "-device fake-device: Bus 'ide.2' not found" },
+        { "nowhere", "-device fake-device: Bus 'nowhere' not found" },
+        { "ide.1", "-device fake-device: Device 'fake-device' can't go on IDE bus" },
+        { "isa.0", "-device fake-device: Device 'fake-device' can't go on ISA bus" },
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(refused); i++) {
+        assert_realize_fails(config_of("-device fake-device",
+                                       (const char *const[]){ "bus", refused[i].bus, NULL }),
+                             &pci_buses, refused[i].message);
+    }
+}
+
+/* QEMU's PCI properties: romfile= only empty (no option ROMs),
+ * multifunction=on sets bit 7 of that function's header type, bootindex
+ * is kept. */
+static void test_pci_properties(void)
+{
+    QEMUDevice *qdev = realize_ok(config_of("-device fake-device",
+                                            (const char *const[]){ "romfile", "", NULL }),
+                                  &pci_buses);
+    g_assert_cmphex(pci_get_byte((PCIDevice *)qdev, PCI_HEADER_TYPE), ==, 0);
+    qdev = realize_ok(config_of("-device fake-device",
+                                (const char *const[]){ "multifunction", "on", "bootindex", "2",
+                                                       NULL }),
+                      &pci_buses);
+    g_assert_cmphex(pci_get_byte((PCIDevice *)qdev, PCI_HEADER_TYPE), ==,
+                    PCI_HEADER_TYPE_MULTI_FUNCTION);
+    g_assert_cmpint(realized.bootindex, ==, 2);
+    assert_realize_fails(config_of("-device fake-device,romfile=efi-e1000.rom",
+                                   (const char *const[]){ "romfile", "efi-e1000.rom", NULL }),
+                         &pci_buses, "-device fake-device,romfile=efi-e1000.rom: "
+                         "romfile=efi-e1000.rom: option ROMs are not supported (there is no "
+                         "firmware to run one); leave romfile= empty");
+}
+
+static unsigned no_irq(unsigned slot, unsigned pin)
+{
+    return 16;
+}
+
+/* pci-testdev's membar=SIZE (QEMU's): BAR2, 64-bit prefetchable memory of
+ * that size, sized by a guest as any BAR; not a power of two: refused. */
+static void test_pci_testdev_membar(void)
+{
+    PCIBus *bus = pci_bus_new(no_irq);
+    DeviceBuses buses = { .pci = bus };
+    realize_ok(config_of("-device pci-testdev",
+                         (const char *const[]){ "membar", "1M", "addr", "4", NULL }), &buses);
+    unsigned devfn = 4 << 3;
+    pci_bus_config_write(bus, devfn, 0x18, 0xffffffff, 4);
+    pci_bus_config_write(bus, devfn, 0x1c, 0xffffffff, 4);
+    g_assert_cmphex(pci_bus_config_read(bus, devfn, 0x18, 4), ==, 0xfff00000 | 0xc);
+    g_assert_cmphex(pci_bus_config_read(bus, devfn, 0x1c, 4), ==, 0xffffffff);
+    /* Without membar= there is no BAR2. */
+    realize_ok(config_of("-device pci-testdev", (const char *const[]){ "addr", "5", NULL }),
+               &buses);
+    pci_bus_config_write(bus, 5 << 3, 0x18, 0xffffffff, 4);
+    g_assert_cmphex(pci_bus_config_read(bus, 5 << 3, 0x18, 4), ==, 0);
+    Error *err = NULL;
+    DeviceConfig *dev = config_of("-device pci-testdev,membar=4095",
+                                  (const char *const[]){ "membar", "4095", NULL });
+    g_assert_null(device_config_realize(dev, &buses, &err));
+    g_assert_cmpstr(err->msg, ==, "-device pci-testdev,membar=4095: membar=4095: a BAR's size "
+                    "must be a power of two, at least 16");
+    error_free(err);
+    device_config_free(dev);
+}
+
+static void test_aliases(void)
+{
+    g_assert_true(device_type_find("virtio-net") == &virtio_net_pci_type);
+    g_assert_true(device_type_find("virtio-blk") == &virtio_blk_pci_type);
+    g_assert_true(device_type_find("e1000-82540em") == &e1000_type);
+    char *text = captured_output(print_types, NULL);
+    /* An alias is printed on its type's line, as QEMU does, never as a type. */
+    g_assert_nonnull(strstr(text, "name \"e1000\", bus PCI, alias \"e1000-82540em\", desc "
+                                  "\"Intel Gigabit Ethernet\"\n"));
+    g_assert_nonnull(strstr(text, "name \"virtio-net-pci\", bus PCI, alias \"virtio-net\""));
+    g_assert_null(strstr(text, "name \"e1000-82540em\""));
+    g_free(text);
+    /* Errors name the type, whichever name the user gave. */
+    Error *err = NULL;
+    DeviceConfig *dev = device_config_new(device_type_find("virtio-net"), "-device virtio-net");
+    g_assert_false(device_config_set(dev, "nope", "1", &err));
+    g_assert_cmpstr(err->msg, ==, "Property 'virtio-net-pci.nope' not found (try -device "
+                    "virtio-net-pci,help)");
+    error_free(err);
+    device_config_free(dev);
+}
+
+/* The board's devices: not listed by -device help, their defaults and
+ * -global values through board_device_options, QEMU's values this VMM
+ * does not implement refused with the value named. */
+static void test_board_types(void)
+{
+    char *text = captured_output(print_types, NULL);
+    g_assert_null(strstr(text, "PIIX4_PM"));
+    g_assert_null(strstr(text, "kvm-pit"));
+    g_assert_null(strstr(text, "mc146818rtc"));
+    g_assert_null(strstr(text, "\"i8042\""));
+    g_free(text);
+    g_assert_true(device_type_find("PIIX4_PM") == &piix4_pm_type);
+
+    const KVMPitOptions *pit = board_device_options(NULL, &kvm_pit_type);
+    g_assert_cmpint(pit->lost_tick_policy, ==, LOST_TICK_POLICY_DELAY);
+    const PIIX4PMOptions *pm = board_device_options(NULL, &piix4_pm_type);
+    g_assert_cmpuint(pm->disable_s3, ==, 0);
+
+    GPtrArray *globals = g_ptr_array_new_with_free_func((GDestroyNotify)device_config_free);
+    DeviceConfig *pm_globals = device_config_new(&piix4_pm_type, "-global");
+    set_ok(pm_globals, "disable_s3", "1");
+    g_ptr_array_add(globals, pm_globals);
+    pm = board_device_options(globals, &piix4_pm_type);
+    g_assert_cmpuint(pm->disable_s3, ==, 1);
+    g_assert_cmpuint(pm->disable_s4, ==, 0);
+    pit = board_device_options(globals, &kvm_pit_type);
+    g_assert_cmpint(pit->lost_tick_policy, ==, LOST_TICK_POLICY_DELAY);
+    g_ptr_array_unref(globals);
+
+    static const struct {
+        const DeviceTypeInfo *type;
+        const char *name, *text, *message;
+    } refused[] = {
+        { &kvm_pit_type, "lost_tick_policy", "slew", "Property 'kvm-pit.lost_tick_policy' "
+          "cannot be 'slew': this VMM does not implement it" },
+        { &mc146818rtc_type, "lost_tick_policy", "delay", "Property "
+          "'mc146818rtc.lost_tick_policy' cannot be 'delay': this VMM implements only its "
+          "default (\"discard\")" },
+        { &mc146818rtc_type, "base_year", "2000", "Property 'mc146818rtc.base_year' cannot be "
+          "'2000': this VMM implements only its default (1980)" },
+        { &i8042_type, "kbd-throttle", "on", "Property 'i8042.kbd-throttle' cannot be 'on': "
+          "this VMM implements only its default (false)" },
+        { &i8042_type, "mouse-irq", "5", "Property 'i8042.mouse-irq' cannot be '5': this VMM "
+          "implements only its default (12)" },
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(refused); i++) {
+        DeviceConfig *dev = device_config_new(refused[i].type, "-global");
+        Error *err = NULL;
+        g_assert_false(device_config_set(dev, refused[i].name, refused[i].text, &err));
+        g_assert_cmpstr(err->msg, ==, refused[i].message);
+        g_assert_cmpuint(dev->given, ==, 0);
+        error_free(err);
+        device_config_free(dev);
+    }
+    /* The defaults themselves are accepted, spelled any way. */
+    DeviceConfig *dev = device_config_new(&i8042_type, "-global");
+    set_ok(dev, "kbd-throttle", "off");
+    set_ok(dev, "kbd-irq", "0x1");
+    device_config_free(dev);
+    dev = device_config_new(&mc146818rtc_type, "-global");
+    set_ok(dev, "lost_tick_policy", "discard");
+    device_config_free(dev);
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/qdev-registry/defaults", test_defaults);
     g_test_add_func("/qdev-registry/values", test_values);
+    g_test_add_func("/qdev-registry/bus", test_bus);
+    g_test_add_func("/qdev-registry/pci-properties", test_pci_properties);
+    g_test_add_func("/qdev-registry/aliases", test_aliases);
+    g_test_add_func("/qdev-registry/pci-testdev-membar", test_pci_testdev_membar);
+    g_test_add_func("/qdev-registry/board-types", test_board_types);
     g_test_add_func("/qdev-registry/errors", test_errors);
     g_test_add_func("/qdev-registry/property-help", test_property_help);
     g_test_add_func("/qdev-registry/types-help", test_types_help);

@@ -48,6 +48,9 @@ typedef struct AcpiTablesConfig {
     /* INTx routing for the _PRT: the GSI of (slot, pin 1..4). */
     PCIMapIrqFn pci_map_irq;
     bool fw_cfg;                /* describe fw_cfg (QEMU0002) at 0x510 */
+    /* Leave the \_S3 / \_S4 sleep-state package out (PIIX4_PM's
+     * disable_s3/disable_s4). */
+    bool disable_s3, disable_s4;
 } AcpiTablesConfig;
 
 /* Write RSDP, XSDT, RSDT, FADT, FACS, MADT and DSDT into guest RAM at

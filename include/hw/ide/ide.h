@@ -40,6 +40,9 @@ typedef struct IDEDriveIdentity {
     const char *model;
     const char *serial;
     const char *firmware;
+    /* The write cache IDENTIFY reports enabled at power-on: on, off, or
+     * auto (from the drive's cache= mode), as QEMU's write-cache=. */
+    OnOffAuto write_cache;
 } IDEDriveIdentity;
 
 /*

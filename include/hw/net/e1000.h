@@ -33,6 +33,5 @@ QEMUDevice *e1000_new(PCIBus *bus, int devfn, const E1000Conf *conf, Error **err
 NetClientState *e1000_net_client(QEMUDevice *dev);
 
 extern const DeviceTypeInfo e1000_type;
-extern const DeviceTypeInfo e1000_82540em_type;
 
 #endif

@@ -165,6 +165,12 @@ bool pci_device_init(PCIDevice *dev, PCIBus *bus, int devfn, const char *type,
                      uint8_t revision, uint32_t class_code, uint8_t interrupt_pin,
                      Error **errp);
 
+/* multifunction=on, as QEMU's: set bit 7 of this function's header type,
+ * which tells a guest scanning function 0 to look at the slot's others.
+ * (Function 0 of a slot with several functions gets it anyway: see
+ * pci_device_init.) Before the guest runs. */
+void pci_device_set_multifunction(PCIDevice *dev);
+
 /* Declare BAR nr, backed by region mr (whose owner must be &dev->qdev and
  * whose size must be a power of two, at least 4 for IO, 16 for memory).
  * type: PCI_BASE_ADDRESS_SPACE_IO, or 0 / PCI_BASE_ADDRESS_MEM_TYPE_64 /

@@ -887,6 +887,9 @@ void tiny_main(uint32_t magic, const struct multiboot_info *info)
     if (cmdline_find(cmdline, "pmconf")) {
         run_pmconf();
     }
+    if (cmdline_find(cmdline, "board")) {
+        run_board();
+    }
     if (cmdline_find(cmdline, "s3")) {
         suspend_to_s3();
     }

@@ -95,5 +95,7 @@ void run_cdrom(void);
 void run_diskwrite(void);
 /* pmconf.c */
 void run_pmconf(void);
+/* board.c */
+void run_board(void);
 
 #endif

@@ -80,6 +80,14 @@ static int64_t monotonic_ns(void)
     return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+/* Device locks and sub-locks this thread holds (device_locks_held). */
+static _Thread_local unsigned locks_held;
+
+unsigned device_locks_held(void)
+{
+    return locks_held;
+}
+
 /* Add n to a counter of a lock the caller holds: the holder is the only
  * writer, so a load and a store do (no locked instruction); the mutex
  * orders one holder's store before the next one's load. Atomic only so
@@ -101,6 +109,13 @@ static void device_lock_acquire(DeviceLock *lock)
         counter_add_as_holder(&lock->contended, 1);
     }
     counter_add_as_holder(&lock->acquisitions, 1);
+    locks_held++;
+}
+
+static void device_lock_release(DeviceLock *lock)
+{
+    locks_held--;
+    pthread_mutex_unlock(&lock->mutex);
 }
 
 void device_lock(QEMUDevice *dev)
@@ -110,7 +125,7 @@ void device_lock(QEMUDevice *dev)
 
 void device_unlock(QEMUDevice *dev)
 {
-    pthread_mutex_unlock(&device_lock_of(dev)->mutex);
+    device_lock_release(device_lock_of(dev));
 }
 
 /* ---- sub-locks (hw/qdev.h) ---- */
@@ -140,7 +155,7 @@ void device_sublock_lock(DeviceLock *lock)
 
 void device_sublock_unlock(DeviceLock *lock)
 {
-    pthread_mutex_unlock(&(per_device_locking ? lock : &global_lock)->mutex);
+    device_lock_release(per_device_locking ? lock : &global_lock);
 }
 
 void device_sublock_lock_nested(DeviceLock *lock)
@@ -153,7 +168,7 @@ void device_sublock_lock_nested(DeviceLock *lock)
 void device_sublock_unlock_nested(DeviceLock *lock)
 {
     if (per_device_locking) {
-        pthread_mutex_unlock(&lock->mutex);
+        device_lock_release(lock);
     }
 }
 

@@ -78,6 +78,9 @@ bool device_lock_is_per_device(void);
 
 void device_lock(QEMUDevice *dev);
 void device_unlock(QEMUDevice *dev);
+/* How many device locks and sub-locks the calling thread holds, for the
+ * assertions of what must never run under one (the coalesced drain). */
+unsigned device_locks_held(void);
 /* The lock device_lock(dev) takes in the current mode. */
 DeviceLock *device_lock_of(QEMUDevice *dev);
 /* The single global lock (taken by every device_lock() in global mode). */

@@ -12,9 +12,10 @@
  * A sub-lock (hw/qdev.h: a queue pair's) follows its device's lock and
  * names that device in "device".
  *
- * The counters are atomics read (or exchanged with zero, for reset) one
- * by one: no device lock is taken, so a vCPU inside a handler is never
- * made to wait for the monitor, and the JSON is built from the copies.
+ * The counters are atomics read one by one (a reset moves the readers'
+ * starting point and writes nothing into them): no device lock is taken,
+ * so a vCPU inside a handler is never made to wait for the monitor, and
+ * the JSON is built from the copies.
  */
 #include "hw/qdev.h"
 #include "monitor/qmp-tables.h"

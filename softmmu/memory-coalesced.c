@@ -16,6 +16,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <glib.h>
 #include "exec/coalesced-ring.h"
 #include "exec/memory.h"
 
@@ -60,6 +61,10 @@ void memory_coalesced_attach(struct kvm_coalesced_mmio_ring *ring, uint32_t capa
 
 void memory_coalesced_drain(void)
 {
+    /* drain_lock comes before every device lock, and a replay takes its
+     * target's: under a device lock this could deadlock two threads. The
+     * replaying thread itself calls in from dispatch, before the lock. */
+    g_assert(device_locks_held() == 0);
     struct kvm_coalesced_mmio_ring *ring =
         atomic_load_explicit(&attached_ring, memory_order_acquire);
     if (!ring || draining ||

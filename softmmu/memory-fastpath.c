@@ -79,6 +79,16 @@ void memory_region_del_eventfd(MemoryRegion *mr, uint64_t offset, unsigned size,
     eventfd_update(mr, offset, size, match_data, data, e, false);
 }
 
+/* The calling thread's memory_eventfd_user_signals(): a thread-local
+ * count, so a fallback that signals every doorbell in user space bounces
+ * no cache line between vCPUs. */
+static _Thread_local uint64_t eventfd_user_signals;
+
+uint64_t memory_eventfd_user_signals(void)
+{
+    return eventfd_user_signals;
+}
+
 bool memory_region_eventfd_signal(MemoryRegion *mr, uint64_t offset, const uint8_t *buf,
                                   unsigned len)
 {
@@ -100,6 +110,7 @@ bool memory_region_eventfd_signal(MemoryRegion *mr, uint64_t offset, const uint8
             /* Inside the read section: a device may clean a notifier up
              * once a grace period has passed after deleting it. */
             event_notifier_set(e->notifier);
+            eventfd_user_signals++;
             hit = true;
         }
     }

@@ -13,7 +13,9 @@
 #include "hw/qdev.h"
 
 static bool per_device_locking = true;
-static DeviceLock global_lock = {
+/* Aligned so that the mutex and its counters share one cache line (a
+ * device's lock lies wherever its device was allocated). */
+static _Alignas(64) DeviceLock global_lock = {
     .mutex = PTHREAD_MUTEX_INITIALIZER,
     .name = "global",
 };
@@ -29,6 +31,7 @@ static void device_lock_init(DeviceLock *lock, const char *name)
     atomic_init(&lock->acquisitions, 0);
     atomic_init(&lock->contended, 0);
     atomic_init(&lock->wait_ns, 0);
+    lock->reset_acquisitions = lock->reset_contended = lock->reset_wait_ns = 0;
 }
 
 void device_init(QEMUDevice *dev, const char *type, const char *id_prefix)
@@ -77,18 +80,42 @@ static int64_t monotonic_ns(void)
     return ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-/* Take lock, counting it; the uncontended path costs one trylock and one
- * relaxed increment. */
+/* Device locks and sub-locks this thread holds (device_locks_held). */
+static _Thread_local unsigned locks_held;
+
+unsigned device_locks_held(void)
+{
+    return locks_held;
+}
+
+/* Add n to a counter of a lock the caller holds: the holder is the only
+ * writer, so a load and a store do (no locked instruction); the mutex
+ * orders one holder's store before the next one's load. Atomic only so
+ * that readers may load it at any time. */
+static void counter_add_as_holder(atomic_uint_fast64_t *counter, uint64_t n)
+{
+    atomic_store_explicit(counter, atomic_load_explicit(counter, memory_order_relaxed) + n,
+                          memory_order_relaxed);
+}
+
+/* Take lock, counting it; the uncontended path costs one trylock and a
+ * plain increment in the line the trylock just took. */
 static void device_lock_acquire(DeviceLock *lock)
 {
     if (pthread_mutex_trylock(&lock->mutex) != 0) {
         int64_t start = monotonic_ns();
         pthread_mutex_lock(&lock->mutex);
-        atomic_fetch_add_explicit(&lock->wait_ns, monotonic_ns() - start,
-                                  memory_order_relaxed);
-        atomic_fetch_add_explicit(&lock->contended, 1, memory_order_relaxed);
+        counter_add_as_holder(&lock->wait_ns, monotonic_ns() - start);
+        counter_add_as_holder(&lock->contended, 1);
     }
-    atomic_fetch_add_explicit(&lock->acquisitions, 1, memory_order_relaxed);
+    counter_add_as_holder(&lock->acquisitions, 1);
+    locks_held++;
+}
+
+static void device_lock_release(DeviceLock *lock)
+{
+    locks_held--;
+    pthread_mutex_unlock(&lock->mutex);
 }
 
 void device_lock(QEMUDevice *dev)
@@ -98,7 +125,7 @@ void device_lock(QEMUDevice *dev)
 
 void device_unlock(QEMUDevice *dev)
 {
-    pthread_mutex_unlock(&device_lock_of(dev)->mutex);
+    device_lock_release(device_lock_of(dev));
 }
 
 /* ---- sub-locks (hw/qdev.h) ---- */
@@ -128,7 +155,7 @@ void device_sublock_lock(DeviceLock *lock)
 
 void device_sublock_unlock(DeviceLock *lock)
 {
-    pthread_mutex_unlock(&(per_device_locking ? lock : &global_lock)->mutex);
+    device_lock_release(per_device_locking ? lock : &global_lock);
 }
 
 void device_sublock_lock_nested(DeviceLock *lock)
@@ -141,7 +168,7 @@ void device_sublock_lock_nested(DeviceLock *lock)
 void device_sublock_unlock_nested(DeviceLock *lock)
 {
     if (per_device_locking) {
-        pthread_mutex_unlock(&lock->mutex);
+        device_lock_release(lock);
     }
 }
 
@@ -198,20 +225,34 @@ void device_reset_all(void)
     }
 }
 
+/* Serialises the readers, whose reset values it guards. A leaf: holders
+ * of device locks never take it. */
+static pthread_mutex_t stats_readers = PTHREAD_MUTEX_INITIALIZER;
+
+/* A counter since its reset value; with reset, now is the new one. The
+ * counters only grow, so a reading never goes below the last reset. */
+static uint64_t counter_since_reset(atomic_uint_fast64_t *counter, uint64_t *at_reset,
+                                    bool reset)
+{
+    uint64_t now = atomic_load_explicit(counter, memory_order_relaxed);
+    uint64_t since = now - *at_reset;
+    if (reset) {
+        *at_reset = now;
+    }
+    return since;
+}
+
 DeviceLockStats device_lock_stats_read(DeviceLock *lock, bool reset)
 {
-    if (reset) {
-        return (DeviceLockStats) {
-            .acquisitions = atomic_exchange(&lock->acquisitions, 0),
-            .contended = atomic_exchange(&lock->contended, 0),
-            .wait_ns = atomic_exchange(&lock->wait_ns, 0),
-        };
-    }
-    return (DeviceLockStats) {
-        .acquisitions = atomic_load(&lock->acquisitions),
-        .contended = atomic_load(&lock->contended),
-        .wait_ns = atomic_load(&lock->wait_ns),
+    pthread_mutex_lock(&stats_readers);
+    DeviceLockStats st = {
+        .acquisitions = counter_since_reset(&lock->acquisitions, &lock->reset_acquisitions,
+                                            reset),
+        .contended = counter_since_reset(&lock->contended, &lock->reset_contended, reset),
+        .wait_ns = counter_since_reset(&lock->wait_ns, &lock->reset_wait_ns, reset),
     };
+    pthread_mutex_unlock(&stats_readers);
+    return st;
 }
 
 void device_lock_foreach(void (*fn)(const char *type, DeviceLock *lock, void *opaque),

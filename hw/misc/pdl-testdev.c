@@ -15,10 +15,11 @@
  * The doorbell (PDL_REG_DOORBELL) is an ioeventfd in both BARs: under KVM
  * the guest's write signals it in the kernel, and the device counts the
  * rings when it consumes the notifier on the main loop, under its lock,
- * off the vCPU's path. Like a device busy with the work a ring asked for,
- * it then stops watching the notifier for PDL_DOORBELL_REST_NS: a burst of
- * rings costs the guest the kernel's eventfd signal each, not a wake-up of
- * the main loop each (reading DOORBELL_COUNT consumes what is pending). ARRAY is declared coalesced in both BARs: dispatch
+ * off the vCPU's path, each time the notifier is signalled, as a real
+ * device serves its kicks (reading DOORBELL_COUNT consumes what is
+ * pending too). EVENTFD_EXITS tells the guest how many of its writes an
+ * ioeventfd matched in user space instead: rings that left the kernel.
+ * ARRAY is declared coalesced in both BARs: dispatch
  * replays its queued writes in order before any other access, so the
  * write handler is the ordinary one.
  *
@@ -41,7 +42,6 @@
 #include "qemu/fd-watch.h"
 #include "qemu/log.h"
 #include "qemu/main-loop.h"
-#include "qemu/timer.h"
 #include "sysemu/kvm.h"
 
 #define PDL_TESTDEV_REG_SIZE    4
@@ -49,7 +49,6 @@
 #define PDL_TESTDEV_DMA_CHUNK   4096
 #define PDL_IRQ_KIND_MASK       0xff
 #define PDL_IRQ_VECTOR_SHIFT    8
-#define PDL_DOORBELL_REST_NS    10000000
 
 typedef struct PDLTestdevState {
     PCIDevice pci;
@@ -64,9 +63,7 @@ typedef struct PDLTestdevState {
     uint32_t dma_status;
     uint32_t dma_result;
     EventNotifier doorbell;
-    FdWatch *doorbell_watch;        /* main loop: the two below too */
-    QEMUTimer *doorbell_rest;
-    bool doorbell_resting;
+    FdWatch *doorbell_watch;        /* main loop */
     uint32_t doorbell_count;
     uint32_t array[PDL_ARRAY_ENTRIES];
     uint32_t log_count;
@@ -277,20 +274,6 @@ static void pdl_testdev_doorbell_rang(void *opaque, GIOCondition revents)
     device_lock(&s->pci.qdev);
     pdl_testdev_doorbell_consume(s);
     device_unlock(&s->pci.qdev);
-    s->doorbell_resting = true;
-    timer_mod(s->doorbell_rest, clock_get_ns() + PDL_DOORBELL_REST_NS);
-}
-
-static void pdl_testdev_doorbell_rested(void *opaque)
-{
-    PDLTestdevState *s = opaque;
-    s->doorbell_resting = false;
-}
-
-static GIOCondition pdl_testdev_doorbell_wanted(void *opaque)
-{
-    PDLTestdevState *s = opaque;
-    return s->doorbell_resting ? 0 : G_IO_IN;
 }
 
 static uint32_t pdl_testdev_vcpu_exits(void)
@@ -376,6 +359,8 @@ static uint64_t pdl_testdev_read(void *opaque, uint64_t offset, unsigned size)
         return s->doorbell_count;
     case PDL_REG_VCPU_EXITS:
         return pdl_testdev_vcpu_exits();
+    case PDL_REG_EVENTFD_EXITS:
+        return (uint32_t)memory_eventfd_user_signals();
     case PDL_REG_FAST_PATHS:
         return pdl_testdev_fast_paths();
     case PDL_REG_LOG_COUNT:
@@ -498,9 +483,8 @@ QEMUDevice *pdl_testdev_new(PCIBus *bus, int devfn, Error **errp)
     if (!event_notifier_init(&s->doorbell, errp)) {
         return NULL;
     }
-    s->doorbell_rest = timer_new(pdl_testdev_doorbell_rested, s);
-    s->doorbell_watch = fd_watch_new(main_loop_context(), s->doorbell.fd, G_IO_IN,
-                                     pdl_testdev_doorbell_wanted, pdl_testdev_doorbell_rang, s);
+    s->doorbell_watch = fd_watch_new(main_loop_context(), s->doorbell.fd, G_IO_IN, NULL,
+                                     pdl_testdev_doorbell_rang, s);
     memory_region_init_io(&s->mmio, &s->pci.qdev, &pdl_testdev_ops, s,
                           "pdl-testdev-mmio", PDL_TESTDEV_MMIO_SIZE);
     memory_region_init_io(&s->io, &s->pci.qdev, &pdl_testdev_ops, s,

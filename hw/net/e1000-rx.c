@@ -12,7 +12,10 @@
  * whole frame. Flow control (net/net.h): when the ring has no room for
  * the frame, receive returns 0, the backend keeps the frame and stops
  * reading, and the next RDT write (or RCTL.EN) calls
- * net_client_receive_ready. Frames the NIC would not take (receiver
+ * net_client_receive_ready. Most register writes are coalesced
+ * (e1000.c), so receive first replays KVM's coalesced ring, where the
+ * driver's last writes (buffers given back, the receiver enabled) may
+ * wait (e1000_receive). Frames the NIC would not take (receiver
  * off, filtered, too long, a broken ring) are dropped as the wire drops
  * them: the frame's length is returned. So is a frame that needs more
  * buffers than the ring can ever hold (counted in MPC): waiting for room
@@ -272,10 +275,27 @@ static ssize_t e1000_rx_frame(E1000State *s, const struct iovec *iov, int iovcnt
     return size;
 }
 
+/*
+ * Writes the driver made before the frame arrived may still wait in KVM's
+ * coalesced ring (e1000.c coalesces RDT, RCTL and the filters among
+ * others), and a guest that halts after them makes no exit that would
+ * replay them (HLT stays in the kernel with the in-kernel irqchip): the
+ * frame would wait for buffers given back long ago, or be dropped by a
+ * receiver that looks disabled, until some unrelated exit. So receive
+ * replays the ring first. It holds no lock then: the replay takes its
+ * targets' device locks, ours included, and drain_lock comes before any
+ * device lock (docs/locking.md). An RDT write that reaches the ring after
+ * the replay waits for the guest's next exit, as any coalesced write
+ * does; Linux's driver follows its refill with the IMS write that ends
+ * its poll, which is not coalesced and so exits.
+ */
 ssize_t e1000_receive(NetClientState *nc, const struct iovec *iov, int iovcnt)
 {
     E1000State *s = nc->opaque;
     size_t size = iov_size(iov, iovcnt);
+    if (s->coalesced_mmio) {
+        memory_coalesced_drain();
+    }
     device_lock(&s->pci.qdev);
     ssize_t ret = e1000_rx_frame(s, iov, iovcnt, size);
     device_unlock(&s->pci.qdev);

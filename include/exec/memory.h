@@ -258,6 +258,14 @@ void memory_region_add_eventfd(MemoryRegion *mr, uint64_t offset, unsigned size,
                                bool match_data, uint64_t data, EventNotifier *e);
 void memory_region_del_eventfd(MemoryRegion *mr, uint64_t offset, unsigned size,
                                bool match_data, uint64_t data, EventNotifier *e);
+/*
+ * Writes the calling thread dispatched that an ioeventfd matched, so that
+ * dispatch signalled it in user space. On a vCPU thread each is an exit
+ * to user space that KVM should have kept in the kernel; 0 for every
+ * thread that only ever met ioeventfds KVM handles. Thread-local: no
+ * thread writes another's count.
+ */
+uint64_t memory_eventfd_user_signals(void);
 
 /*
  * Coalesced writes: writes to [offset, offset + size) of mr need no

@@ -24,20 +24,30 @@
 
 typedef struct QEMUDevice QEMUDevice;
 
-/* A mutex with always-on statistics, cheap enough for every PIO/MMIO exit. */
+/*
+ * A mutex with always-on statistics that cost no extra shared write: the
+ * counters sit right after the mutex (within 64 bytes of its start) and
+ * only the thread that holds the mutex writes them, with a plain load and
+ * store (no locked read-modify-write), so they travel between CPUs with
+ * the lock itself. Whether the acquisition waited is told by a trylock
+ * first. Readers (device_lock_stats_read) only load them.
+ */
 typedef struct DeviceLock DeviceLock;
 struct DeviceLock {
     pthread_mutex_t mutex;
-    const char *name;
     atomic_uint_fast64_t acquisitions;  /* every successful lock */
     atomic_uint_fast64_t contended;     /* acquisitions that had to wait */
     atomic_uint_fast64_t wait_ns;       /* total time spent waiting */
+    const char *name;
     /* Sub-locks only (device_sublock_init): the device whose part of the
      * state this lock guards, the name's suffix ("qp0"), and the next
      * sub-lock of that device. NULL for the device and global locks. */
     QEMUDevice *owner;
     const char *suffix;
     DeviceLock *next_sub;
+    /* The counters at the last reading with reset, which readings count
+     * from; the readers' own, under their mutex (softmmu/qdev.c). */
+    uint64_t reset_acquisitions, reset_contended, reset_wait_ns;
 };
 
 struct QEMUDevice {
@@ -68,6 +78,9 @@ bool device_lock_is_per_device(void);
 
 void device_lock(QEMUDevice *dev);
 void device_unlock(QEMUDevice *dev);
+/* How many device locks and sub-locks the calling thread holds, for the
+ * assertions of what must never run under one (the coalesced drain). */
+unsigned device_locks_held(void);
 /* The lock device_lock(dev) takes in the current mode. */
 DeviceLock *device_lock_of(QEMUDevice *dev);
 /* The single global lock (taken by every device_lock() in global mode). */
@@ -120,9 +133,11 @@ typedef struct DeviceLockStats {
     uint64_t acquisitions, contended, wait_ns;
 } DeviceLockStats;
 
-/* Read lock's counters; with reset, zero each in the same atomic exchange
- * that reads it, so no acquisition is lost between two readings. Any
- * thread; takes no lock. */
+/* lock's counters since the last reading with reset (since it was
+ * created, if none). With reset, the next reading counts from these
+ * values: every acquisition shows in exactly one reading with reset.
+ * Any thread; takes the readers' mutex (a leaf), never a device lock, so
+ * a thread holding one never waits for a reader. */
 DeviceLockStats device_lock_stats_read(DeviceLock *lock, bool reset);
 /* fn for the global lock (type "(global)"), then each device's own lock
  * (type: the device's) followed by its sub-locks (lock->owner set; type:

@@ -10,7 +10,9 @@ TSC (tests/functional/tiny, "bench=KIND:N,..."):
                        the serial port's device lock), an unassigned address
   kpio, kmmio          exits KVM handles in the kernel: the PIC's mask
                        register, the IOAPIC's index register
-  pdl-doorbell-*       pdl-testdev's doorbell, an ioeventfd (ours only)
+  pdl-doorbell-*       pdl-testdev's doorbell, an ioeventfd (ours only), as
+                       the device has it: the main loop consumes every
+                       signal
   pdl-array-*          pdl-testdev's coalesced array (ours only)
   pci-eventfd-*        QEMU's pci-testdev wildcard-eventfd tests: ioeventfds
                        under both VMMs

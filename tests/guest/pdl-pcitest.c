@@ -504,9 +504,26 @@ static bool wait_irqfd_signal(volatile uint32_t *regs, uint32_t before)
     return reg(regs, PDL_REG_IRQFD_SIGNALS) != before;
 }
 
-/* The vector the VMM's main loop raises through its irqfd: KVM delivers it
+static bool irqfd_in_kernel(volatile uint32_t *regs)
+{
+    return reg(regs, PDL_REG_IRQFD_STATUS) & PDL_IRQFD_IN_KERNEL;
+}
+
+/*
+ * The vector the VMM's main loop raises through its irqfd: KVM delivers it
  * with no vCPU on its path; masked, it waits in the PBA, and the unmask
- * sends it. The guest logs each arrival, as for the others. */
+ * sends it. The guest logs each arrival, as for the others.
+ *
+ * What proves the irqfd (as the tiny guest's "in-kernel=1" does):
+ * IRQFD_STATUS says the irqfd is assigned in KVM, and while it is, the
+ * VMM does not watch the notifier at all (hw/pci/msi-irqfd.c), so KVM is
+ * the only reader of the signal. A signal sent with the flag up before
+ * and still up after the signal went out, with nothing in the PBA, was
+ * delivered by KVM's irqfd: a user-space MSI (KVM_SIGNAL_MSI) needs the
+ * flag down. The message the unmask sends is the one signal that waited
+ * in user space, so it is a user-space MSI by design; after it the irqfd
+ * must be assigned again.
+ */
 static void test_msix_irqfd(volatile uint32_t *regs, volatile uint32_t *table,
                             volatile uint32_t *pending, unsigned vector)
 {
@@ -518,25 +535,31 @@ static void test_msix_irqfd(volatile uint32_t *regs, volatile uint32_t *table,
     entry[3] = 0;
     printf("INFO msix-irqfd: entry %u -> 0x%x data 0x%x, raised by the VMM's main loop\n",
            PDL_TESTDEV_IRQFD_VECTOR, MSI_ADDRESS, vector);
-    check(reg(regs, PDL_REG_IRQFD_STATUS) & PDL_IRQFD_IN_KERNEL, "msix-irqfd-in-kernel",
+    bool in_kernel_before = irqfd_in_kernel(regs);
+    check(in_kernel_before, "msix-irqfd-in-kernel",
           "IRQFD_STATUS 0x%x: KVM does not deliver the vector (no KVM_CAP_IRQFD?)",
           reg(regs, PDL_REG_IRQFD_STATUS));
     uint32_t signals = reg(regs, PDL_REG_IRQFD_SIGNALS);
     reg_set(regs, PDL_REG_IRQFD_TRIGGER, 1);
-    check(wait_irqfd_signal(regs, signals) && !(pending[0] & bit), "msix-irqfd-sent",
-          "signals %u -> %u, PBA 0x%x", signals, reg(regs, PDL_REG_IRQFD_SIGNALS), pending[0]);
+    bool signalled = wait_irqfd_signal(regs, signals);
+    bool in_kernel_after = irqfd_in_kernel(regs);
+    check(signalled && in_kernel_before && in_kernel_after && !(pending[0] & bit),
+          "msix-irqfd-sent", "signals %u -> %u, PBA 0x%x, irqfd in KVM before %d after %d",
+          signals, reg(regs, PDL_REG_IRQFD_SIGNALS), pending[0], in_kernel_before,
+          in_kernel_after);
     expect_unhandled("msix-irqfd", vector);
 
     entry[3] = 1;
     signals = reg(regs, PDL_REG_IRQFD_SIGNALS);
     reg_set(regs, PDL_REG_IRQFD_TRIGGER, 1);
-    check(wait_irqfd_signal(regs, signals) && (pending[0] & bit) &&
-          !(reg(regs, PDL_REG_IRQFD_STATUS) & PDL_IRQFD_IN_KERNEL), "msix-irqfd-masked-pending",
-          "masked: signals %u -> %u, PBA 0x%x, IRQFD_STATUS 0x%x", signals,
-          reg(regs, PDL_REG_IRQFD_SIGNALS), pending[0], reg(regs, PDL_REG_IRQFD_STATUS));
+    check(wait_irqfd_signal(regs, signals) && (pending[0] & bit) && !irqfd_in_kernel(regs),
+          "msix-irqfd-masked-pending", "masked: signals %u -> %u, PBA 0x%x, IRQFD_STATUS 0x%x",
+          signals, reg(regs, PDL_REG_IRQFD_SIGNALS), pending[0],
+          reg(regs, PDL_REG_IRQFD_STATUS));
     entry[3] = 0;
-    check(!(pending[0] & bit), "msix-irqfd-unmask-delivers", "PBA 0x%x after the unmask",
-          pending[0]);
+    check(!(pending[0] & bit) && irqfd_in_kernel(regs), "msix-irqfd-unmask-delivers",
+          "PBA 0x%x after the unmask, IRQFD_STATUS 0x%x", pending[0],
+          reg(regs, PDL_REG_IRQFD_STATUS));
     expect_unhandled("msix-irqfd (on unmask)", vector);
     entry[3] = 1;
 }
@@ -597,8 +620,10 @@ static void test_msi_all(unsigned vector)
 
 #define DOORBELL_RINGS      10000
 #define COALESCED_BURST     2000
-/* Exits this thread's CPU may make for others meanwhile (the kernel's own
- * port I/O, a console line) are allowed: one per 100 writes. */
+/* A coalesced burst exits whenever KVM's ring is full; besides, exits this
+ * thread's CPU may make for others meanwhile (the kernel's own port I/O,
+ * a console line) are allowed: one per 100 writes. The doorbell's check
+ * allows none (test_doorbell). */
 #define EXITS_ALLOWED(n)    ((n) / 100)
 
 /* A BAR's registers: BAR0 mapped, or BAR1 through resource1, where each
@@ -629,24 +654,35 @@ static void pdl_set(PdlRegs r, unsigned offset, uint32_t value)
     }
 }
 
-/* Doorbell rings through r: counted by the device, no exits for them
- * (VCPU_EXITS counts this CPU's, and this thread stays on CPU 0). */
+/*
+ * Doorbell rings through r: counted by the device, and not one of them
+ * left the kernel. EVENTFD_EXITS counts the writes of this CPU's vCPU
+ * (this thread stays on CPU 0) that reached user space although an
+ * ioeventfd matched them: each is a ring KVM did not keep, and only those
+ * count, so the check allows none. (Any other ioeventfd write on this CPU,
+ * a virtio kick by another task, would count too and be the same failure
+ * of the fast path.) VCPU_EXITS, every exit of this CPU to user space
+ * meanwhile (the kernel's own port I/O, a console line, other tasks'), is
+ * printed for information only.
+ */
 static void test_doorbell(PdlRegs r, const char *kind, unsigned rings)
 {
     uint32_t counted = pdl_get(r, PDL_REG_DOORBELL_COUNT);
+    uint32_t ring_exits = pdl_get(r, PDL_REG_EVENTFD_EXITS);
     uint32_t exits = pdl_get(r, PDL_REG_VCPU_EXITS);
     for (unsigned i = 0; i < rings; i++) {
         pdl_set(r, PDL_REG_DOORBELL, i);
     }
-    exits = pdl_get(r, PDL_REG_VCPU_EXITS) - exits - 1;
+    exits = pdl_get(r, PDL_REG_VCPU_EXITS) - exits - 1;     /* not this read */
+    ring_exits = pdl_get(r, PDL_REG_EVENTFD_EXITS) - ring_exits;
     counted = pdl_get(r, PDL_REG_DOORBELL_COUNT) - counted;
-    printf("INFO doorbell-%s rings=%u counted=%u exits=%u\n", kind, rings, counted, exits);
+    printf("INFO doorbell-%s rings=%u counted=%u ring-exits=%u cpu-exits=%u\n", kind, rings,
+           counted, ring_exits, exits);
     char name[32];
     snprintf(name, sizeof(name), "doorbell-%s-counted", kind);
     check(counted == rings, name, "%u rings, the device counted %u", rings, counted);
     snprintf(name, sizeof(name), "doorbell-%s-no-exits", kind);
-    check(exits <= EXITS_ALLOWED(rings), name, "%u exits to user space for %u rings", exits,
-          rings);
+    check(ring_exits == 0, name, "%u of %u rings exited to user space", ring_exits, rings);
 }
 
 static uint32_t array_burst(PdlRegs r, unsigned n, uint32_t seed)

@@ -13,6 +13,7 @@
 #include <glib.h>
 #include <glib/gstdio.h>
 #include "exec/memory.h"
+#include "fake-coalesced-ring.h"
 #include "hw/irq.h"
 #include "hw/net/e1000-regs.h"
 #include "hw/net/e1000.h"
@@ -1047,6 +1048,39 @@ static void test_rx_full_ring(void)
     dev_free(t);
 }
 
+/*
+ * The driver's last writes wait in KVM's coalesced ring (here a fake one)
+ * and the guest halts, which exits to nobody: a frame must meet them all
+ * the same, its buffers given back by RDT and the receiver enabled by
+ * RCTL, or it waits (or is dropped) until an unrelated exit. Nothing else
+ * dispatches here, so only receive can replay the ring.
+ */
+static void test_rx_replays_coalesced_writes(void)
+{
+    TestDev *t = dev_new();
+    rx_setup(t, 1, 0);
+    static const uint8_t mine[6] = { MAC0 };
+    uint8_t f[100];
+    make_frame(f, sizeof(f), mine);
+    struct kvm_coalesced_mmio_ring *ring = fake_ring_new();
+    memory_coalesced_attach(ring, FAKE_RING_CAPACITY);
+    g_assert_cmpint(rx_send(t, f, sizeof(f)), ==, sizeof(f));      /* the one buffer */
+    fake_ring_push(ring, t->bar0 + E1000_RDT, 3, 4, false);        /* two more, queued */
+    g_assert_cmpint(rx_send(t, f, sizeof(f)), ==, sizeof(f));
+    g_assert_cmpuint(ring->first, ==, ring->last);
+    assert_received(1, f, sizeof(f), 4);
+
+    wr(t, E1000_RCTL, 0);
+    fake_ring_push(ring, t->bar0 + E1000_RCTL, E1000_RCTL_EN, 4, false);
+    g_assert_cmpint(rx_send(t, f, sizeof(f)), ==, sizeof(f));
+    g_assert_cmpuint(ring->first, ==, ring->last);
+    assert_received(2, f, sizeof(f), 4);
+    memory_coalesced_attach(NULL, 0);
+    g_assert_cmpuint(rd(t, E1000_RDH), ==, 3);
+    g_free(ring);
+    dev_free(t);
+}
+
 /* A frame that needs more buffers than the ring can ever lend (count - 1)
  * is dropped and counted: refusing it would stop the backend for good. */
 static void test_rx_frame_larger_than_ring(void)
@@ -1281,6 +1315,7 @@ int main(int argc, char **argv)
     g_test_add_func("/e1000/rx-filters", test_rx_filters);
     g_test_add_func("/e1000/rx-checksum-and-vlan", test_rx_checksum_and_vlan);
     g_test_add_func("/e1000/rx-full-ring", test_rx_full_ring);
+    g_test_add_func("/e1000/rx-replays-coalesced-writes", test_rx_replays_coalesced_writes);
     g_test_add_func("/e1000/rx-frame-larger-than-ring", test_rx_frame_larger_than_ring);
     g_test_add_func("/e1000/concurrent-rx-tx", test_concurrent_rx_tx);
     g_test_add_func("/e1000/hostile-rx-ring", test_hostile_rx_ring);

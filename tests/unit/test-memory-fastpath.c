@@ -9,6 +9,7 @@
 #include <glib.h>
 #include "exec/coalesced-ring.h"
 #include "exec/memory.h"
+#include "fake-coalesced-ring.h"
 
 /* A device that logs what reaches its handlers, under its lock. Devices
  * live as long as the program (the registry keeps them). */
@@ -119,35 +120,7 @@ static void test_ioeventfd_fallback(void)
 
 /* ---- the coalesced ring ---- */
 
-#define RING_PAGE 4096
-#define RING_CAPACITY ((RING_PAGE - sizeof(struct kvm_coalesced_mmio_ring)) / \
-                       sizeof(struct kvm_coalesced_mmio))
 #define PORT 0x3000
-
-static struct kvm_coalesced_mmio_ring *fake_ring_new(void)
-{
-    return g_malloc0(RING_PAGE);
-}
-
-static bool fake_ring_full(struct kvm_coalesced_mmio_ring *ring)
-{
-    uint32_t last = __atomic_load_n(&ring->last, __ATOMIC_RELAXED);
-    return (last + 1) % RING_CAPACITY == __atomic_load_n(&ring->first, __ATOMIC_ACQUIRE);
-}
-
-/* What KVM does for a coalesced write: the entry, then `last`. The caller
- * is the only producer and has checked there is room. */
-static void fake_ring_push(struct kvm_coalesced_mmio_ring *ring, uint64_t addr,
-                           uint64_t value, bool pio)
-{
-    uint32_t last = __atomic_load_n(&ring->last, __ATOMIC_RELAXED);
-    struct kvm_coalesced_mmio *e = &ring->coalesced_mmio[last];
-    e->phys_addr = addr;
-    e->len = 8;
-    e->pio = pio;
-    memcpy(e->data, &value, 8);
-    __atomic_store_n(&ring->last, (last + 1) % RING_CAPACITY, __ATOMIC_RELEASE);
-}
 
 typedef struct ReplayCheck {
     struct kvm_coalesced_mmio_ring *ring;
@@ -171,12 +144,13 @@ static void test_ring_replay_in_order(void)
     ReplayCheck c = { ring, g_array_new(FALSE, FALSE, sizeof(uint64_t)) };
     uint64_t next = 0;
     for (unsigned round = 0; round < 5; round++) {
-        unsigned n = RING_CAPACITY - 1 - round;     /* full, then less: the ends move */
+        unsigned n = FAKE_RING_CAPACITY - 1 - round;     /* full, then less: the ends move */
         for (unsigned i = 0; i < n; i++) {
             g_assert_false(fake_ring_full(ring));
-            fake_ring_push(ring, 0, next + i, false);
+            fake_ring_push(ring, 0, next + i, 8, false);
         }
-        g_assert_cmpuint(coalesced_ring_replay(ring, RING_CAPACITY, check_replay, &c), ==, n);
+        g_assert_cmpuint(coalesced_ring_replay(ring, FAKE_RING_CAPACITY, check_replay, &c), ==,
+                         n);
         g_assert_cmpuint(ring->first, ==, ring->last);
         for (unsigned i = 0; i < n; i++) {
             g_assert_cmpuint(g_array_index(c.seen, uint64_t, i), ==, next + i);
@@ -185,11 +159,11 @@ static void test_ring_replay_in_order(void)
         g_array_set_size(c.seen, 0);
     }
     /* Empty: nothing, and nothing twice. */
-    g_assert_cmpuint(coalesced_ring_replay(ring, RING_CAPACITY, check_replay, &c), ==, 0);
+    g_assert_cmpuint(coalesced_ring_replay(ring, FAKE_RING_CAPACITY, check_replay, &c), ==, 0);
     /* An entry no kernel writes is skipped, not replayed. */
-    fake_ring_push(ring, 0, 1, false);
+    fake_ring_push(ring, 0, 1, 8, false);
     ring->coalesced_mmio[ring->last - 1].len = 9;
-    g_assert_cmpuint(coalesced_ring_replay(ring, RING_CAPACITY, check_replay, &c), ==, 0);
+    g_assert_cmpuint(coalesced_ring_replay(ring, FAKE_RING_CAPACITY, check_replay, &c), ==, 0);
     g_assert_cmpuint(ring->first, ==, ring->last);
     g_array_free(c.seen, TRUE);
     g_free(ring);
@@ -204,11 +178,11 @@ static void test_dispatch_drains_first(void)
     address_space_map(address_space_memory, &mem->mr, DEV_ADDR, 0);
     address_space_map(address_space_io, &io->mr, PORT, 0);
     struct kvm_coalesced_mmio_ring *ring = fake_ring_new();
-    memory_coalesced_attach(ring, RING_CAPACITY);
+    memory_coalesced_attach(ring, FAKE_RING_CAPACITY);
 
-    fake_ring_push(ring, DEV_ADDR + 8, 1, false);
-    fake_ring_push(ring, PORT, 2, true);
-    fake_ring_push(ring, DEV_ADDR + 8, 3, false);
+    fake_ring_push(ring, DEV_ADDR + 8, 1, 8, false);
+    fake_ring_push(ring, PORT, 2, 8, true);
+    fake_ring_push(ring, DEV_ADDR + 8, 3, 8, false);
     uint64_t v;
     /* A read of the memory device: both devices' writes come first. */
     address_space_read(address_space_memory, DEV_ADDR, &v, 8);
@@ -221,7 +195,7 @@ static void test_dispatch_drains_first(void)
     g_assert_cmpuint(ring->first, ==, ring->last);
 
     /* A write that is not coalesced comes after the queued ones too. */
-    fake_ring_push(ring, PORT, 4, true);
+    fake_ring_push(ring, PORT, 4, 8, true);
     write_u(DEV_ADDR, 5, 8);
     g_assert_cmpuint(g_array_index(io->log, uint64_t, 1), ==, 4);
     g_assert_cmpuint(g_array_index(mem->log, uint64_t, 3), ==, 5);
@@ -258,7 +232,7 @@ static void *race_producer(void *opaque)
             sched_yield();
         }
         while (i < RACE_WRITES && !fake_ring_full(r->ring)) {
-            fake_ring_push(r->ring, DEV_ADDR, i++, false);
+            fake_ring_push(r->ring, DEV_ADDR, i++, 8, false);
         }
     }
     atomic_store(&r->done, true);
@@ -282,7 +256,7 @@ static void test_concurrent_drains_replay_once_in_order(void)
     d->check_sequence = true;
     address_space_map(address_space_memory, &d->mr, DEV_ADDR, 0);
     Race r = { .ring = fake_ring_new() };
-    memory_coalesced_attach(r.ring, RING_CAPACITY);
+    memory_coalesced_attach(r.ring, FAKE_RING_CAPACITY);
     pthread_t producer, readers[RACE_READERS];
     pthread_create(&producer, NULL, race_producer, &r);
     for (int i = 0; i < RACE_READERS; i++) {
@@ -299,12 +273,35 @@ static void test_concurrent_drains_replay_once_in_order(void)
     g_free(r.ring);
 }
 
+/* drain_lock comes before every device lock (docs/locking.md): a drain
+ * under one is a bug, caught at once even when the ring is empty. */
+static void test_drain_under_a_device_lock_aborts(void)
+{
+    if (g_test_subprocess()) {
+        LogDev *d = logdev_new();
+        device_lock(&d->dev);
+        memory_coalesced_drain();
+        return;
+    }
+    LogDev *d = logdev_new();
+    device_lock(&d->dev);
+    g_assert_cmpuint(device_locks_held(), ==, 1);
+    device_unlock(&d->dev);
+    g_assert_cmpuint(device_locks_held(), ==, 0);
+    memory_coalesced_drain();
+    g_test_trap_subprocess(NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+    g_test_trap_assert_failed();
+    g_test_trap_assert_stderr("*device_locks_held() == 0*");
+}
+
 int main(int argc, char **argv)
 {
     g_test_init(&argc, &argv, NULL);
     g_test_add_func("/memory-fastpath/ioeventfd-fallback", test_ioeventfd_fallback);
     g_test_add_func("/memory-fastpath/ring-replay-in-order", test_ring_replay_in_order);
     g_test_add_func("/memory-fastpath/dispatch-drains-first", test_dispatch_drains_first);
+    g_test_add_func("/memory-fastpath/drain-under-a-device-lock-aborts",
+                    test_drain_under_a_device_lock_aborts);
     g_test_add_func("/memory-fastpath/concurrent-drains",
                     test_concurrent_drains_replay_once_in_order);
     return g_test_run();

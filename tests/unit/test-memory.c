@@ -1,6 +1,7 @@
 /* Flat views, containers, dispatch, lock modes and DMA of softmmu/memory.c
  * and softmmu/dma-helpers.c. */
 #include <pthread.h>
+#include <stddef.h>
 #include <string.h>
 #include <time.h>
 #include <glib.h>
@@ -174,6 +175,39 @@ static void test_lock_mode_statistics(void)
     g_assert_cmpuint(atomic_load(&device_global_lock()->acquisitions), ==, global0 + 2);
     device_lock_set_per_device(true);
     address_space_free(as);
+}
+
+/*
+ * The lock statistics add no shared write of their own (docs/locking.md,
+ * "Statistics"): the counters follow the mutex inside 64 bytes, so in a
+ * lock aligned to a cache line (the global one) they share the mutex's
+ * line, which its holder owns already; what the readers write (the reset
+ * values) is outside it; and a reading, with reset or not, writes nothing
+ * into the counters (only lock holders do).
+ */
+static void test_lock_counters_beside_the_mutex(void)
+{
+    g_assert_cmpuint(offsetof(DeviceLock, mutex), ==, 0);
+    g_assert_cmpuint(offsetof(DeviceLock, acquisitions), ==, sizeof(pthread_mutex_t));
+    g_assert_cmpuint(offsetof(DeviceLock, wait_ns) + sizeof(atomic_uint_fast64_t), <=, 64);
+    g_assert_cmpuint(offsetof(DeviceLock, reset_acquisitions), >=, 64);
+    DeviceLock *global = device_global_lock();
+    g_assert_cmpuint((uintptr_t)global % 64, ==, 0);
+
+    TestDev *a = testdev_new(0x50, 0x4);
+    uint64_t raw = atomic_load(&a->dev.lock.acquisitions);
+    for (unsigned i = 0; i < 3; i++) {
+        device_lock(&a->dev);
+        device_unlock(&a->dev);
+    }
+    g_assert_cmpuint(device_lock_stats_read(&a->dev.lock, true).acquisitions, ==, raw + 3);
+    g_assert_cmpuint(atomic_load(&a->dev.lock.acquisitions), ==, raw + 3);
+    device_lock(&a->dev);
+    device_unlock(&a->dev);
+    g_assert_cmpuint(device_lock_stats_read(&a->dev.lock, false).acquisitions, ==, 1);
+    g_assert_cmpuint(device_lock_stats_read(&a->dev.lock, true).acquisitions, ==, 1);
+    g_assert_cmpuint(device_lock_stats_read(&a->dev.lock, false).acquisitions, ==, 0);
+    g_assert_cmpuint(atomic_load(&a->dev.lock.acquisitions), ==, raw + 4);
 }
 
 /* REGION_LOCK_FREE skips the lock only with per-device locks: under the
@@ -858,6 +892,8 @@ int main(int argc, char **argv)
     g_test_add_func("/memory/unassigned", test_unassigned);
     g_test_add_func("/memory/string-pio", test_string_pio_takes_the_lock_once);
     g_test_add_func("/memory/lock-mode-statistics", test_lock_mode_statistics);
+    g_test_add_func("/memory/lock-counters-beside-the-mutex",
+                    test_lock_counters_beside_the_mutex);
     g_test_add_func("/memory/region-locking-kinds", test_region_locking_kinds);
     g_test_add_func("/memory/devices-run-concurrently", test_devices_run_concurrently);
     g_test_add_func("/memory/remap-from-handler", test_remap_from_handler);

@@ -11,6 +11,7 @@
 #include "hw/misc/pdl-testdev-regs.h"
 #include "hw/misc/testdev.h"
 #include "pio.h"
+#include "qemu/main-loop.h"
 #include "hw/pci/msi.h"
 #include "hw/pci/pci.h"
 #include "hw/qdev.h"
@@ -477,12 +478,23 @@ static void test_pdl_concurrent_accesses(void)
     g_assert_cmpuint(pdl_read(PDL_REG_ACCESSES), ==, before + 2 * HAMMER_READS + 1);
 }
 
+static gpointer ring_doorbell_five_times(gpointer unused)
+{
+    for (unsigned i = 0; i < 5; i++) {
+        pdl_write(PDL_REG_DOORBELL, i);
+    }
+    return GUINT_TO_POINTER(pdl_read(PDL_REG_EVENTFD_EXITS));
+}
+
 /* Without KVM, dispatch signals the doorbell's ioeventfd itself: the
  * device counts the rings when it consumes it, and the writes never reach
- * its register handler. */
+ * its register handler. Each such ring counts in EVENTFD_EXITS of the
+ * thread that made it (the vCPU's, under KVM): other writes do not, nor
+ * another thread's rings. */
 static void test_pdl_doorbell(void)
 {
     uint32_t rings = pdl_read(PDL_REG_DOORBELL_COUNT);
+    uint32_t eventfd_exits = pdl_read(PDL_REG_EVENTFD_EXITS);
     uint32_t accesses = pdl_read(PDL_REG_ACCESSES);
     for (unsigned i = 0; i < 3; i++) {
         pdl_write(PDL_REG_DOORBELL, i);
@@ -496,10 +508,32 @@ static void test_pdl_doorbell(void)
      * accesses. */
     g_assert_cmpuint(pdl_read(PDL_REG_ACCESSES), ==, accesses + 2);
     g_assert_cmpuint(pdl_read(PDL_REG_DOORBELL), ==, 0);
+    pdl_write(PDL_REG_SCRATCH, 1);
+    pdl_write(PDL_REG_ARRAY, 2);
+    g_assert_cmpuint(pdl_read(PDL_REG_EVENTFD_EXITS), ==, eventfd_exits + 6);
+    GThread *other = g_thread_new("vcpu1", ring_doorbell_five_times, NULL);
+    g_assert_cmpuint(GPOINTER_TO_UINT(g_thread_join(other)), ==, 5);
+    g_assert_cmpuint(pdl_read(PDL_REG_EVENTFD_EXITS), ==, eventfd_exits + 6);
+    g_assert_cmpuint(pdl_read(PDL_REG_DOORBELL_COUNT), ==, rings + 11);
 
     /* No KVM here: no fast path in the kernel, no vCPU to count exits of. */
     g_assert_cmphex(pdl_read(PDL_REG_FAST_PATHS), ==, 0);
     g_assert_cmpuint(pdl_read(PDL_REG_VCPU_EXITS), ==, 0);
+}
+
+/* The consumer on the main loop serves each signal of the doorbell as it
+ * comes: it never stops watching the notifier after a wake-up (a rest
+ * would leave the next ring to a timer, and this loop's second iteration
+ * would find nothing to run). */
+static void test_pdl_doorbell_consumed_at_each_ring(void)
+{
+    for (unsigned i = 0; i < 3; i++) {
+        while (g_main_context_iteration(main_loop_context(), FALSE)) {
+        }
+        pdl_write(PDL_REG_DOORBELL, i);
+        g_assert_true(g_main_context_iteration(main_loop_context(), FALSE));
+        g_assert_false(g_main_context_iteration(main_loop_context(), FALSE));
+    }
 }
 
 /* The coalesced array applies writes in order, through either BAR. */
@@ -766,6 +800,8 @@ int main(int argc, char **argv)
     g_test_add_func("/pdl-testdev/dma-refused", test_pdl_dma_refused);
     g_test_add_func("/pdl-testdev/concurrent-accesses", test_pdl_concurrent_accesses);
     g_test_add_func("/pdl-testdev/doorbell", test_pdl_doorbell);
+    g_test_add_func("/pdl-testdev/doorbell-consumed-at-each-ring",
+                    test_pdl_doorbell_consumed_at_each_ring);
     g_test_add_func("/pdl-testdev/array-log", test_pdl_array_log);
     g_test_add_func("/pdl-testdev/reset", test_pdl_reset);
     g_test_add_func("/pci-testdev/config", test_pci_testdev_config);

@@ -12,6 +12,7 @@
  * and werror=stop keeping a write until cont.
  */
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -55,6 +56,45 @@
                          F(VIRTIO_BLK_F_MQ) | F(VIRTIO_BLK_F_DISCARD) | \
                          F(VIRTIO_BLK_F_WRITE_ZEROES) | F(VIRTIO_BLK_F_RO))
 
+/* ---- which thread did the work (test_iothread) ---- */
+
+/* Calls seen at one point of the data path while watching, and how many
+ * of them ran on a thread other than the one expected. */
+typedef struct ThreadSeen {
+    unsigned calls;
+    unsigned elsewhere;
+} ThreadSeen;
+
+static struct {
+    bool watching;              /* atomic */
+    pthread_t expected;         /* written before watching is set */
+    ThreadSeen kick;            /* the queue's handler */
+    ThreadSeen push;            /* a chain back in the used ring */
+    ThreadSeen notify;          /* the device raising the queue's vector */
+    ThreadSeen msi;             /* the message leaving for the (recording) irqchip */
+} where;
+
+static void thread_seen(ThreadSeen *s)
+{
+    if (!__atomic_load_n(&where.watching, __ATOMIC_ACQUIRE)) {
+        return;
+    }
+    __atomic_add_fetch(&s->calls, 1, __ATOMIC_SEQ_CST);
+    if (!pthread_equal(pthread_self(), where.expected)) {
+        __atomic_add_fetch(&s->elsewhere, 1, __ATOMIC_SEQ_CST);
+    }
+}
+
+/* The test links with -Wl,--wrap=virtqueue_push (meson.build): every
+ * completion virtio-blk returns to the used ring passes through here. */
+void __real_virtqueue_push(VirtQueue *vq, VirtQueueElement *elem, uint32_t len);
+void __wrap_virtqueue_push(VirtQueue *vq, VirtQueueElement *elem, uint32_t len);
+void __wrap_virtqueue_push(VirtQueue *vq, VirtQueueElement *elem, uint32_t len)
+{
+    thread_seen(&where.push);
+    __real_virtqueue_push(vq, elem, len);
+}
+
 /* ---- a recording interrupt backend ---- */
 
 static struct {
@@ -71,6 +111,7 @@ static void rec_send_msi(void *opaque, uint64_t address, uint32_t data)
 {
     g_assert_cmphex(address, ==, VPD_MSI_ADDRESS);
     g_assert_cmpuint(data - VPD_MSI_DATA_BASE, <, G_N_ELEMENTS(rec.msis));
+    thread_seen(&where.msi);
     __atomic_add_fetch(&rec.msis[data - VPD_MSI_DATA_BASE], 1, __ATOMIC_SEQ_CST);
 }
 
@@ -292,6 +333,10 @@ static void kick(TestDev *t, unsigned q)
     }
 }
 
+/* Set while all the work must be the I/O thread's: waits only sleep and
+ * never run the main loop's context, so work left there is never done. */
+static bool main_loop_frozen;
+
 /* Run the completions (the main loop's, or wait for the I/O thread's)
  * until queue q has n more used elements; return the last one. */
 static VRingUsedElem wait_used(TestDev *t, unsigned q, unsigned n)
@@ -301,12 +346,14 @@ static VRingUsedElem wait_used(TestDev *t, unsigned q, unsigned n)
     gint64 deadline = g_get_monotonic_time() + 10 * G_TIME_SPAN_SECOND;
     while (tv_used_idx(tv) != target) {
         g_assert_cmpint(g_get_monotonic_time(), <, deadline);
-        if (!g_main_context_iteration(main_loop_context(), FALSE)) {
+        if (main_loop_frozen || !g_main_context_iteration(main_loop_context(), FALSE)) {
             g_usleep(100);
         }
     }
     /* Let the interrupt bottom half, and the vector's notifier, run too. */
-    vpd_settle();
+    if (!main_loop_frozen) {
+        vpd_settle();
+    }
     if (t->iothread) {
         g_usleep(20000);
     }
@@ -703,11 +750,70 @@ static void test_werror_stop(void)
     dev_free(t);
 }
 
+static VirtQueueHandler *device_kick_handler;
+static void (*device_transport_notify)(VirtIODevice *vdev, uint16_t vector, uint8_t isr_bits);
+
+static void kick_seen(VirtIODevice *vdev, VirtQueue *vq)
+{
+    thread_seen(&where.kick);
+    device_kick_handler(vdev, vq);
+}
+
+static void notify_seen(VirtIODevice *vdev, uint16_t vector, uint8_t isr_bits)
+{
+    thread_seen(&where.notify);
+    device_transport_notify(vdev, vector, isr_bits);
+}
+
+static void record_thread(void *opaque)
+{
+    *(pthread_t *)opaque = pthread_self();
+}
+
+/*
+ * iothread=: the kicks are served, the requests complete (their chains
+ * pushed to the used ring) and the interrupts are raised and sent, all on
+ * the I/O thread: each point records the thread it runs on. The test
+ * never runs the main loop's context meanwhile, so a step left there
+ * would never happen and the wait would time out.
+ */
 static void test_iothread(void)
 {
     TestDev *t = dev_new(&(TestOptions) { .num_queues = 1, .iothread = true, .msix = true });
+    VirtIODevice *vdev = ((VirtIOPCIProxy *)t->qdev)->vdev;
+    device_lock(t->qdev);       /* the I/O thread reads both under it */
+    device_kick_handler = vdev->vqs[0].handler;
+    vdev->vqs[0].handler = kick_seen;
+    device_transport_notify = vdev->transport_notify;
+    vdev->transport_notify = notify_seen;
+    device_unlock(t->qdev);
+    iothread_run_sync(t->iothread, record_thread, &where.expected);
+    g_assert_false(pthread_equal(where.expected, pthread_self()));
+    __atomic_store_n(&where.watching, true, __ATOMIC_RELEASE);
+    main_loop_frozen = true;
+
     write_read_back(t, 1024, 32768, 7);
+    gint64 deadline = g_get_monotonic_time() + 10 * G_TIME_SPAN_SECOND;
+    while (msis(1) < 2) {
+        g_assert_cmpint(g_get_monotonic_time(), <, deadline);
+        g_usleep(100);
+    }
+
+    main_loop_frozen = false;
+    __atomic_store_n(&where.watching, false, __ATOMIC_RELEASE);
     g_assert_cmpuint(msis(1), ==, 2);
+    const struct { const char *what; const ThreadSeen *seen; } points[] = {
+        { "kick", &where.kick }, { "push", &where.push },
+        { "notify", &where.notify }, { "msi", &where.msi },
+    };
+    for (unsigned i = 0; i < G_N_ELEMENTS(points); i++) {
+        unsigned calls = __atomic_load_n(&points[i].seen->calls, __ATOMIC_SEQ_CST);
+        unsigned elsewhere = __atomic_load_n(&points[i].seen->elsewhere, __ATOMIC_SEQ_CST);
+        g_test_message("%s: %u calls, %u not on the I/O thread", points[i].what, calls,
+                       elsewhere);
+        g_assert_cmpuint(calls, ==, 2);
+        g_assert_cmpuint(elsewhere, ==, 0);
+    }
     dev_free(t);
 }
 

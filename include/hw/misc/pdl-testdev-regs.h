@@ -71,6 +71,10 @@
 #define PDL_REG_LOG_COUNT   0x50    /* RW: ARRAY writes applied so far; a write clears
                                      * it and LOG_DIGEST */
 #define PDL_REG_LOG_DIGEST  0x54    /* RO: pdl_log_digest_step over those writes, in order */
+#define PDL_REG_EVENTFD_EXITS 0x58  /* RO: the reading vCPU's writes that an ioeventfd
+                                     * matched and that still exited to user space (the
+                                     * VMM signalled the eventfd, not KVM), low 32 bits:
+                                     * doorbell rings that left the kernel */
 #define PDL_REG_ARRAY       0x60    /* RW: PDL_ARRAY_ENTRIES registers, writes coalesced */
 #define PDL_ARRAY_ENTRIES       8
 

@@ -115,12 +115,14 @@ cat "$kit/l1/base.cpio" "$work/payload.cpio" > "$work/initrd.cpio"
 # with a warning per feature and vCPU at every boot.
 L1_CPU=EPYC,-rdseed,-sha-ni,-fxsr-opt,-misalignsse,-3dnowprefetch,-osvw,-topoext,-nrip-save,-xsavec
 # mitigations=off: L1 is a disposable test host on an emulated CPU, where
-# speculation mitigations only cost time.
+# speculation mitigations only cost time. hpet=off: with an HPET, Linux puts
+# it in legacy replacement mode, which cuts the PIT off IRQ 0, and L1's
+# init needs the PIT's interrupts (init-l1: pit_safety_net).
 outer=("$OUTER" -accel "${BENCH_L1_ACCEL:-tcg}" -cpu "${BENCH_L1_CPU:-$L1_CPU}"
        -smp "$smp" -m "$mem" -no-reboot -name "bench-l1-$tag"
        -kernel "$kit/l1/bzImage" -initrd "$work/initrd.cpio"
        -append "console=ttyS0 quiet panic=-1 mitigations=off $mode ${BENCH_L1_APPEND:-}"
-       -nodefaults -display none -device isa-debug-exit)
+       -machine hpet=off -nodefaults -display none -device isa-debug-exit)
 if [ -n "$tests" ]; then
     # Batch: the kernel console (ttyS0) and the batch's output (ttyS1) go to
     # files; this script follows the second. The limit ends in SIGKILL

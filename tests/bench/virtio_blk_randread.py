@@ -69,7 +69,7 @@ HOST_SETUP = (
 
 
 def guest_command(runtime):
-    return ("i=0; while [ ! -b /dev/vda ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; "
+    return (kvmhost.wait_for_disks("/dev/vda") +
             "echo FIO-GO; fio --name=rr --filename=/dev/vda --direct=1 --size=96M "
             f"--runtime={runtime} --time_based --rw=randread --bs=4k --ioengine=libaio "
             "--iodepth=32 --numjobs=2 --group_reporting | grep -E 'read: IOPS='; "

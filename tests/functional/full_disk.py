@@ -7,6 +7,8 @@ test_virtio_blk.py (virtio-blk) each run it in their batch."""
 
 import re
 
+import kvmhost
+
 FS_MB = 8
 IMAGE_MB = 64
 WRITE_MB = 32       # well past what the file system holds
@@ -22,7 +24,7 @@ CLEANUP = ('echo host-fs-used-kb=$(du -k "$DISK" | cut -f1)\n'
 def guest_command(dev):
     """Write until the host fails the request (O_DIRECT: the error comes
     back to dd itself, not to a later writeback), then read."""
-    return (f"i=0; while [ ! -b /dev/{dev} ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; "
+    return (kvmhost.wait_for_disks(f"/dev/{dev}") +
             f"dd if=/dev/zero of=/dev/{dev} bs=1M count={WRITE_MB} oflag=direct 2>/tmp/dd.err; "
             "echo write-rc=$?; sed 's/^/dd: /' /tmp/dd.err; "
             "dmesg | grep -m2 'I/O error' | sed 's/^/dmesg: /'; "

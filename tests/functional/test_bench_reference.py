@@ -20,7 +20,7 @@ pytestmark = pytest.mark.skipif(
 BOOT_CHECK = 'echo cpus=$(nproc); echo hello-from-l2; exit 7'
 
 FIO_GUEST = (
-    "i=0; while [ ! -b /dev/sda ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; "
+    kvmhost.wait_for_disks("/dev/sda") +
     "fio --name=verify --filename=/dev/sda --rw=randwrite --bs=4k --size=8M "
     "--ioengine=psync --direct=1 --verify=crc32c --do_verify=1")
 

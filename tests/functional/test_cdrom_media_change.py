@@ -21,7 +21,7 @@ REFERENCE = shutil.which("qemu-system-x86_64", path="/usr/bin")
 PORTS = {"ours": 4444, "reference": 4445}     # fragments may share an L1
 
 GUEST = (
-    "i=0; while [ ! -b /dev/sr0 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; "
+    kvmhost.wait_for_disks("/dev/sr0") +
     "mount -t iso9660 -o ro /dev/sr0 /mnt && echo first=$(cat /mnt/name.txt); umount /mnt; "
     "echo CD-ONE-DONE; "
     "i=0; while [ $i -lt 240 ]; do "

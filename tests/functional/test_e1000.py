@@ -19,13 +19,12 @@ from kvmhost import Fragment, expect_guest, l2_args
 MAC = "52:54:00:ab:cd:ef"
 
 PROBE = (
-    "i=0; while [ ! -e /sys/class/net/eth0 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; "
+    kvmhost.guest_wait_until("[ -e /sys/class/net/eth0 ]") +
     "lspci -n | grep 8086:100e; "
     "echo driver=$(basename $(readlink /sys/class/net/eth0/device/driver)); "
     "echo mac=$(cat /sys/class/net/eth0/address); "
     "ip link set eth0 up; "
-    "i=0; while [ \"$(cat /sys/class/net/eth0/carrier)\" != 1 ] && [ $i -lt 100 ]; "
-    "do sleep 0.1; i=$((i+1)); done; "
+    + kvmhost.guest_wait_until('[ "$(cat /sys/class/net/eth0/carrier)" = 1 ]') +
     "echo carrier=$(cat /sys/class/net/eth0/carrier); "
     "echo speed=$(cat /sys/class/net/eth0/speed) duplex=$(cat /sys/class/net/eth0/duplex); "
     "ip addr add 10.0.2.15/24 dev eth0; "

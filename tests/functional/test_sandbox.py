@@ -169,18 +169,14 @@ IFOF = ('ifof() { for d in /sys/class/net/*; do '
         '&& basename $d; done; }; ')
 
 
-def wait_for(condition):
-    return f"i=0; while ! {{ {condition}; }} && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; "
-
-
 def nic_up(driver, addr):
-    return (wait_for(f'[ -n "$(ifof {driver})" ]') +
+    return (kvmhost.guest_wait_until(f'[ -n "$(ifof {driver})" ]') +
             f"IF=$(ifof {driver}); ip addr add {addr}/{PREFIX} dev $IF; ip link set $IF up; ")
 
 
 def disk_pattern(dev):
     """8 MiB of random bytes written past the page cache, read back."""
-    return (wait_for(f"[ -b /dev/{dev} ]") +
+    return (kvmhost.wait_for_disks(f"/dev/{dev}") +
             "dd if=/dev/urandom of=/tmp/p bs=1M count=8 2>/dev/null; "
             f"dd if=/tmp/p of=/dev/{dev} bs=1M conv=fsync 2>/dev/null; "
             "echo 3 > /proc/sys/vm/drop_caches; "

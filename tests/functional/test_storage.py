@@ -21,7 +21,7 @@ from kvmhost import Fragment, expect_guest, l2_args
 from kvmhost.output import line_value
 
 DISK_MB = 64
-WAIT_SDA = ("i=0; while [ ! -b /dev/$DEV ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; ")
+WAIT_SDA = kvmhost.wait_for_disks("/dev/$DEV")
 
 # A pseudo-random pattern through the page cache and back, after dropping it.
 PATTERN = (

@@ -32,9 +32,8 @@ FS_MB = 16
 # without ioeventfd.
 KICKS = 4000
 
-WAIT_DISKS = ("i=0; while { [ ! -b /dev/vda ] || [ ! -b /dev/vdb ]; } && [ $i -lt 100 ]; "
-              "do sleep 0.1; i=$((i+1)); done; ")
-WAIT_DISK = "i=0; while [ ! -b /dev/vda ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; "
+WAIT_DISKS = kvmhost.wait_for_disks("/dev/vda", "/dev/vdb")
+WAIT_DISK = kvmhost.wait_for_disks("/dev/vda")
 
 # 4 MiB of random bytes at 1 MiB on vda, synced, read back past the page
 # cache; an ext2 file system on vdb with a copy of them and a small file.

@@ -27,7 +27,7 @@ REFERENCE = shutil.which("qemu-system-x86_64", path="/usr/bin")
 PORTS = {"ours": 4448, "reference": 4449}     # fragments may share an L1
 WRITE_MB = 16
 
-GUEST = ("i=0; while [ ! -b /dev/vda ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; "
+GUEST = (kvmhost.wait_for_disks("/dev/vda") +
          f"dd if=/dev/urandom of=/tmp/p bs=1M count={WRITE_MB} 2>/dev/null; "
          "echo pattern-md5=$(md5sum < /tmp/p | cut -d' ' -f1); "
          "dd if=/tmp/p of=/dev/vda bs=1M oflag=direct 2>/tmp/dd.err; echo write-rc=$?; "

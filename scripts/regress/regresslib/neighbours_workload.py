@@ -29,7 +29,7 @@ FIO_IOPS = re.compile(r"^\s*read: IOPS=([\d.]+)(k?)", re.M)
 
 def guest_command(tests, seconds):
     net = f"iperf3 -c {HOST_ADDR} -t{seconds} -fm"
-    disk = (f"i=0; while [ ! -b /dev/sda ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; "
+    disk = (kvmhost.wait_for_disks("/dev/sda") +
             f"fio --name=randread --filename=/dev/sda --direct=1 --rw=randread --bs=4k "
             f"--ioengine=psync --runtime={seconds} --time_based | grep 'IOPS='")
     if tests == ("net",):

@@ -71,7 +71,7 @@ def guest_command(dev, threads, jobs, runtime):
     """One shell line (it goes on the kernel command line, base64: keep it
     short) that runs every job at every thread count."""
     # The whole disk shared out among the threads, a region each ($r MiB).
-    return (f"i=0; while [ ! -b /dev/{dev} ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; "
+    return (kvmhost.wait_for_disks(f"/dev/{dev}") +
             f"for t in {' '.join(map(str, threads))}; do r=$(({DISK_MB}/t)); "
             f"for j in {' '.join(jobs)}; do "
             f"echo fio-job=$j-$t; fio --name=$j --filename=/dev/{dev} --direct=1 --rw=$j "

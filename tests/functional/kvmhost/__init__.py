@@ -243,6 +243,21 @@ def run_batch(fragments, mode=None, logdir=None, files=None):
 
 # ---- Helpers for tests that boot the L2 kit ----
 
+def guest_wait_until(condition):
+    """Guest shell text, for a kit.cmd, that waits up to 10 s until the
+    shell condition holds. Its counter has a name of its own: a command
+    that loops on $i around it must not find its own counter reset
+    (bench-soak's disk rounds once looped for ever that way)."""
+    return (f"until_n=0; while ! {{ {condition}; }} && [ $until_n -lt 100 ]; "
+            "do sleep 0.1; until_n=$((until_n+1)); done; ")
+
+
+def wait_for_disks(*devices):
+    """guest_wait_until every block device named has appeared (/dev/sda, or
+    "/dev/$DEV" for a shell variable)."""
+    return guest_wait_until(" && ".join(f"[ -b {dev} ]" for dev in devices))
+
+
 def l2_args(command=None, *, smp=1, mem="512M", extra=(), append="", exit_port=True,
             no_reboot=True, kernel="bzImage", initrd="initrd.cpio"):
     """VMM arguments, as shell text for a fragment, that boot the L2 kit.

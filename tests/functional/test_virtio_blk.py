@@ -68,8 +68,9 @@ BASIC_GUEST = WAIT_DISKS + PCI_FACTS + (
 NO_FS = "the L2 kit's kernel has no ext2/ext4 (add the ext4 module to scripts/build-guest-kit.sh)"
 
 # Sequential then random writes, each verified with crc32c, several
-# requests in flight (libaio), two jobs on separate ranges.
+# requests in flight (libaio), two jobs on separate ranges, on two vCPUs.
 FIO_GUEST = WAIT_DISK + (
+    "echo cpus=$(nproc); "
     "fio --name=seq --filename=/dev/vda --rw=write --bs=256k --size=16M --ioengine=libaio "
     "--iodepth=8 --direct=1 --verify=crc32c --do_verify=1 && "
     "fio --name=rand --filename=/dev/vda --rw=randwrite --bs=4k --size=8M --offset_increment=16M "
@@ -112,7 +113,7 @@ def drive(path, drive_id, opts="", dev_opts=""):
 def fio_fragment(name, vmm, *, lock, drive_opts, dev_opts="", objects=()):
     direct = "cache=none" in drive_opts
     path = "/dev/ram0" if direct else "$WORK/a.raw"
-    args = l2_args(FIO_GUEST, smp=1, initrd="initrd-fio.cpio",
+    args = l2_args(FIO_GUEST, smp=2, initrd="initrd-fio.cpio",
                    extra=[f"-machine pc,device-lock={lock},lock-stats=on", *objects,
                           *drive(path, "d0", drive_opts, dev_opts)])
     setup = RAMDISK if direct else f'truncate -s {DISK_MB}M "$WORK/a.raw"'
@@ -219,7 +220,7 @@ def test_guest_file_system_checks_clean_on_host(runs, tmp_path):
 @pytest.mark.parametrize("name,lock", [("vblk_fio_on", "on"), ("vblk_fio_off", "off"),
                                        ("vblk_iothread", "on")])
 def test_fio_verifies(runs, name, lock):
-    guest = expect_guest(runs[name], "disk", exit_status=0)
+    guest = expect_guest(runs[name], "disk", exit_status=0, contains=[r"^cpus=2$"])
     assert len(re.findall(r"err= 0", guest.log)) == 4, guest.log    # seq, 2 x rand, read
     assert "verify: bad" not in guest.log and "bad magic" not in guest.log, guest.log
     stats = dict(re.findall(r"^\s+(\S+)\s+\S+\s+(\d+)\s+\d+\s+[\d.]+$", guest.log, re.M))

@@ -72,6 +72,19 @@ def test_plan_alternates_configurations_inside_each_round():
     assert matrix.usable_vcpus([1, 2, 4], cores=2) == ([1, 2], [4])
 
 
+def test_l1_vcpus_default_to_the_guests_and_follow_the_option(monkeypatch, tmp_path):
+    seen = []
+    monkeypatch.setattr(matrix.kvmhost, "run_batch",
+                        lambda frags, **_: seen.append(matrix.os.environ["BENCH_L1_SMP"]) or {})
+    monkeypatch.setattr(matrix.os, "cpu_count", lambda: 2)
+    monkeypatch.delenv("BENCH_L1_SMP", raising=False)
+    workload = type("Workload", (), {"files": {}, "fragment": lambda self, run: run})()
+    runs = matrix.plan(1, ["net"], [1, 2], ["ours-on"])
+    matrix.execute(workload, runs, tmp_path)
+    matrix.execute(workload, runs, tmp_path, l1_vcpus=1)
+    assert seen == ["1", "2", "1", "1"]
+
+
 def test_progress_line_counts_runs_and_estimates_time_left(tmp_path):
     (tmp_path / "a.nested.1.data.log").write_text(
         "@@TEST-BEGIN r0_x\n@@TEST-END r0_x rc=0\n@@TEST-BEGIN r0_y\n")

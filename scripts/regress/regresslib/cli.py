@@ -33,6 +33,10 @@ def parser(workload):
     ap.add_argument("--neighbours", action="store_true",
                     help="the busy-neighbours matrix instead (virtio-net and IDE at once; "
                          "its devices: net, disk, both)")
+    ap.add_argument("--l1-vcpus", type=int,
+                    help="vCPUs of the nested bench's L1 host (default: the guest's, up to "
+                         "the host's cores, so that the guest's vCPUs can run at once; 1 "
+                         "avoids the outer emulator's crash with two, docs/testing.md)")
     ap.add_argument("--json", help="where the results go (build/regress/TOOL-DATE.json)")
     ap.add_argument("--chart", help="the PNG chart (beside the JSON)")
     ap.add_argument("--baseline", help="a saved JSON to compare with")
@@ -57,6 +61,8 @@ def configure(workload, args):
     """The matrix the options ask for: (devices, vcpus, vmms, options)."""
     if args.rounds < 1:
         raise ValueError("--rounds: at least 1")
+    if args.l1_vcpus is not None and args.l1_vcpus < 1:
+        raise ValueError("--l1-vcpus: at least 1")
     if args.threshold < 0:
         raise ValueError("--threshold: a percentage, 0 or more")
     devices = names("--devices", args.devices, workload.devices) if args.devices else \
@@ -152,10 +158,11 @@ def main(workload):
     logdir.mkdir(parents=True, exist_ok=True)
     runs = [run for run in matrix.plan(args.rounds, devices, vcpus, vmms)
             if workload.supports(run.device, run.vmm)]
-    outcomes = matrix.execute(workload, runs, logdir)
+    outcomes = matrix.execute(workload, runs, logdir, args.l1_vcpus)
     minutes = (datetime.datetime.now(datetime.timezone.utc) - started).total_seconds() / 60
     meta = {"started": f"{started:%Y-%m-%d %H:%M} UTC", "minutes": minutes,
             "host_mode": matrix.kvmhost.host_mode(), "rounds": args.rounds,
+            "l1_vcpus": args.l1_vcpus or "the guest's",
             "devices": devices, "vcpus": vcpus, "vmms": vmms, "options": options,
             "logs": str(logdir)}
     doc = results.document(workload.tool, workload.metrics,

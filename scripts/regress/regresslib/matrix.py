@@ -149,16 +149,18 @@ def clock(seconds):
     return f"{hours}:{minutes:02}:{secs:02}" if hours else f"{minutes}:{secs:02}"
 
 
-def execute(workload, runs, logdir):
+def execute(workload, runs, logdir, l1_vcpus=None):
     """Run every run on the bench; {Run: Outcome or None}. One L1 per
-    batch (batches()), one L1 at a time: a measurement wants the machine."""
+    batch (batches()), one L1 at a time: a measurement wants the machine.
+    A nested L1 gets l1_vcpus, or by default as many as the batch's guests
+    have (up to the host's cores)."""
     mode = kvmhost.host_mode()
     os.environ["VMM_TEST_L1_PARALLEL"] = "1"
     cores = os.cpu_count() or 1
     outcomes = {}
     with Progress(logdir, len(runs)):
         for group in batches(runs):
-            os.environ["BENCH_L1_SMP"] = str(min(group[0].vcpus, cores))
+            os.environ["BENCH_L1_SMP"] = str(l1_vcpus or min(group[0].vcpus, cores))
             frags = [workload.fragment(run) for run in group]
             got = kvmhost.run_batch(frags, mode=mode, logdir=logdir, files=workload.files)
             outcomes.update({run: got.get(run.name) for run in group})

@@ -20,7 +20,7 @@ import pytest
 
 import kvmhost
 from kvmhost import Fragment, expect_guest, l2_args
-from kvmhost.net import HOST_ADDR, PREFIX
+from kvmhost.net import HOST_ADDR, IFACE_OF, PREFIX, wait_for_iface
 
 sys.path.insert(0, str(kvmhost.SCRIPTS))
 sandbox_trace = __import__("sandbox-trace")
@@ -163,15 +163,8 @@ DISK_MB = 64
 GUEST_LIMIT = 300
 USER_NET = "10.0.3"
 
-# The interface a driver made, by the driver's name.
-IFOF = ('ifof() { for d in /sys/class/net/*; do '
-        '[ "$(basename "$(readlink $d/device/driver)" 2>/dev/null)" = "$1" ] '
-        '&& basename $d; done; }; ')
-
-
 def nic_up(driver, addr):
-    return (kvmhost.guest_wait_until(f'[ -n "$(ifof {driver})" ]') +
-            f"IF=$(ifof {driver}); ip addr add {addr}/{PREFIX} dev $IF; ip link set $IF up; ")
+    return wait_for_iface(driver) + f"ip addr add {addr}/{PREFIX} dev $IF; ip link set $IF up; "
 
 
 def disk_pattern(dev):
@@ -188,7 +181,7 @@ def guest_command(nics, disks, seconds):
     """Each NIC pings its peer and runs iperf3 both ways (tap) or one way
     (user networking, through slirp to the iperf3 server on L1's
     loopback); each disk takes a pattern."""
-    cmd = IFOF
+    cmd = IFACE_OF
     for driver, net in nics:
         cmd += nic_up(driver, f"{net}.15")
     cmd += "sleep 1; "

@@ -12,14 +12,13 @@ import pytest
 
 import kvmhost
 from kvmhost import Fragment, expect_guest, l2_args
+from kvmhost.net import IFACE_OF, wait_for_iface
 
 MAC = "52:54:00:aa:bb:01"
 
 # The interface virtio_net made, whatever other NIC the machine has.
 GUEST = (
-    "i=0; while [ $i -lt 100 ]; do for d in /sys/class/net/*; do "
-    "[ \"$(basename $(readlink $d/device/driver 2>/dev/null) 2>/dev/null)\" = virtio_net ] "
-    "&& IF=$(basename $d); done; [ -n \"$IF\" ] && break; sleep 0.1; i=$((i+1)); done; "
+    IFACE_OF + wait_for_iface("virtio_net") +
     "echo vnet-if=$IF; "
     "echo vnet-mac=$(cat /sys/class/net/$IF/address); "
     "echo vnet-features=$(cat /sys/class/net/$IF/device/features); "

@@ -11,9 +11,24 @@ import functools
 import re
 import subprocess
 
+from . import guest_wait_until
+
 HOST_ADDR = "10.0.2.2"
 GUEST_ADDR = "10.0.2.15"
 PREFIX = 24
+
+# Guest shell text that defines `ifof DRIVER`: the interfaces that driver
+# made, whatever other NIC the guest has.
+IFACE_OF = ('ifof() { for d in /sys/class/net/*; do '
+            '[ "$(basename "$(readlink $d/device/driver)" 2>/dev/null)" = "$1" ] '
+            '&& basename $d; done; }; ')
+
+
+def wait_for_iface(driver):
+    """Guest shell text (after IFACE_OF) that waits until driver has made an
+    interface and sets IF to its name."""
+    return guest_wait_until(f'[ -n "$(ifof {driver})" ]') + f"IF=$(ifof {driver}); "
+
 
 # The L2 kit's NIC models and the -device help name of each.
 E1000 = "e1000"

@@ -15,6 +15,7 @@
  * of completions the context handled (EVENT_IDX permitting).
  */
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <glib.h>
 #include "hw/block-error-properties.h"
@@ -52,7 +53,17 @@ typedef struct VirtIOBlock {
     unsigned in_flight;         /* requests submitted to the block layer */
     GMainContext *ctx;          /* the drive's: where completions run */
     QEMUBH *notify_bh;          /* on ctx */
+    struct VirtIOBlkQueue *queues;  /* num_queues of them */
 } VirtIOBlock;
+
+/* A queue's pass, left by its kick to a bottom half on the drive's
+ * context. */
+typedef struct VirtIOBlkQueue {
+    VirtIOBlock *s;
+    VirtQueue *vq;
+    QEMUBH *bh;
+    atomic_bool kicked;         /* a pass is due */
+} VirtIOBlkQueue;
 
 typedef struct VirtIOBlkPCI {
     VirtIOPCIProxy proxy;       /* first: the QEMUDevice */
@@ -107,12 +118,6 @@ static void virtio_blk_request_done(void *opaque, int ret)
     /* One interrupt for everything this context completes in a row. */
     qemu_bh_schedule(s->notify_bh);
     g_free(req);
-}
-
-static void virtio_blk_create_notify_bh(void *opaque)
-{
-    VirtIOBlock *s = opaque;
-    s->notify_bh = qemu_bh_new(s->ctx, virtio_blk_notify_bh, s);
 }
 
 static VirtIOBlockReq *virtio_blk_req_new(VirtIOBlock *s, VirtQueue *vq,
@@ -250,10 +255,9 @@ static void virtio_blk_handle_request(VirtIOBlock *s, VirtQueue *vq, VirtQueueEl
     }
 }
 
-/* A kick: take every available request, submit them as one batch. */
-static void virtio_blk_handle_queue(VirtIODevice *vdev, VirtQueue *vq)
+/* Take every available request, submit them as one batch. */
+static void virtio_blk_submit_available(VirtIOBlock *s, VirtQueue *vq)
 {
-    VirtIOBlock *s = virtio_blk_of(vdev);
     blk_io_plug(s->blk);
     do {
         virtqueue_set_notification(vq, false);
@@ -265,7 +269,52 @@ static void virtio_blk_handle_queue(VirtIODevice *vdev, VirtQueue *vq)
     } while (virtqueue_has_avail(vq));
     blk_io_unplug(s->blk);
     /* Requests answered at once (GET_ID, errors). */
-    virtio_notify_pushed(vdev);
+    virtio_notify_pushed(&s->vdev);
+}
+
+/* The pass a kick left, if it is still due; with the device lock held, so
+ * that a caller whose pass another thread took waits for it. */
+static void virtio_blk_queue_pass(VirtIOBlkQueue *q)
+{
+    device_lock(q->s->vdev.qdev);
+    if (atomic_exchange(&q->kicked, false)) {
+        virtio_blk_submit_available(q->s, q->vq);
+    }
+    device_unlock(q->s->vdev.qdev);
+}
+
+static void virtio_blk_queue_bh(void *opaque)
+{
+    virtio_blk_queue_pass(opaque);
+}
+
+/*
+ * A kick consumed on the drive's context (an ioeventfd) only turns further
+ * kicks off and leaves the pass to the bottom half: requests the driver
+ * adds until it runs go in the same batch, for no kick of their own. A
+ * kick made on a vCPU (no ioeventfd) is served there at once: that vCPU
+ * adds nothing while it waits.
+ */
+static void virtio_blk_handle_queue(VirtIODevice *vdev, VirtQueue *vq)
+{
+    VirtIOBlock *s = virtio_blk_of(vdev);
+    if (!g_main_context_is_owner(s->ctx)) {
+        virtio_blk_submit_available(s, vq);
+        return;
+    }
+    VirtIOBlkQueue *q = &s->queues[vq - vdev->vqs];
+    virtqueue_set_notification(vq, false);
+    atomic_store(&q->kicked, true);
+    qemu_bh_schedule(q->bh);
+}
+
+static void virtio_blk_create_bhs(void *opaque)
+{
+    VirtIOBlock *s = opaque;
+    s->notify_bh = qemu_bh_new(s->ctx, virtio_blk_notify_bh, s);
+    for (unsigned i = 0; i < s->vdev.num_queues; i++) {
+        s->queues[i].bh = qemu_bh_new(s->ctx, virtio_blk_queue_bh, &s->queues[i]);
+    }
 }
 
 /* ---- configuration, reset ---- */
@@ -336,6 +385,9 @@ static void virtio_blk_pci_drain(QEMUDevice *dev)
 {
     VirtIOBlkPCI *d = (VirtIOBlkPCI *)dev;
     virtio_pci_flush_kicks(&d->proxy);
+    for (unsigned i = 0; i < d->blk.vdev.num_queues; i++) {
+        virtio_blk_queue_pass(&d->blk.queues[i]);
+    }
     blk_drain(d->blk.blk);
 }
 
@@ -400,12 +452,16 @@ QEMUDevice *virtio_blk_pci_new(PCIBus *bus, int devfn, const VirtIOBlkConf *conf
         return NULL;
     }
     d->proxy.pci.qdev.drain = virtio_blk_pci_drain;
+    s->queues = g_new0(VirtIOBlkQueue, conf->num_queues);
+    for (unsigned i = 0; i < conf->num_queues; i++) {
+        s->queues[i] = (VirtIOBlkQueue) { .s = s, .vq = &s->vdev.vqs[i] };
+    }
     /* The interrupt bottom half lives where the completions run; a source
      * of an I/O thread's context is attached from that thread. */
     if (conf->iothread) {
-        iothread_run_sync(conf->iothread, virtio_blk_create_notify_bh, s);
+        iothread_run_sync(conf->iothread, virtio_blk_create_bhs, s);
     } else {
-        virtio_blk_create_notify_bh(s);
+        virtio_blk_create_bhs(s);
     }
     return &d->proxy.pci.qdev;
 }

@@ -3,10 +3,13 @@
  * frame; the frame goes to the peer with net_send.
  *
  * Threads: a kick is served on the device's context with the pair's lock
- * held (virtio-pci takes the queue's lock). A burst sends at most
- * VIRTIO_NET_TX_BURST frames and leaves the rest to a bottom half on the
- * same context, which takes the lock again: the pair's receive path, or a
- * reset, gets the lock in between. Other pairs never wait for this one. When the peer refuses a frame (net_send returns 0) the chain is
+ * held (virtio-pci takes the queue's lock). As QEMU's default tx=bh, it
+ * only turns further kicks off and schedules a bottom half on the same
+ * context, which takes the lock again and sends: what the driver adds
+ * meanwhile goes out in the same pass without a kick of its own. A pass
+ * sends at most VIRTIO_NET_TX_BURST frames; the pair's receive path, or a
+ * reset, gets the lock between passes. Other pairs never wait for this
+ * one. When the peer refuses a frame (net_send returns 0) the chain is
  * kept, kicks stay off, and the peer's send_ready resumes the queue.
  *
  * With a peer that carries vnet headers (a tap) the chain goes out as it
@@ -126,38 +129,21 @@ static VirtIONetTxResult virtio_net_tx_one(VirtIONetQueue *q, VirtQueueElement *
     return ret == 0 ? VIRTIO_NET_TX_BLOCKED : VIRTIO_NET_TX_DONE;
 }
 
-/* The next chain: the refused one first. */
-static VirtQueueElement *virtio_net_tx_next(VirtIONetQueue *q)
-{
-    VirtQueueElement *elem = q->tx_elem;
-    if (elem) {
-        q->tx_elem = NULL;
-        return elem;
-    }
-    return virtio_net_pop(q->tx_vq);
-}
-
 /* Can the queue run in user space now? */
 static bool virtio_net_tx_runnable(VirtIONetQueue *q)
 {
     return !q->vhost_started && virtio_queue_runnable(q->tx_vq);
 }
 
-/* One burst, with the pair's lock held. */
-static void virtio_net_tx_run(VirtIONetQueue *q)
+/* Send up to a burst of chains with notifications off; the number sent,
+ * or -1 when the queue stopped (the peer refused a chain, or the driver
+ * broke the rules). */
+static int virtio_net_tx_flush(VirtIONetQueue *q)
 {
-    if (!virtio_net_tx_runnable(q)) {
-        return;
-    }
-    /* No kicks while the queue is drained here anyway. */
-    virtqueue_set_notification(q->tx_vq, false);
-    unsigned sent = 0;
-    for (;;) {
-        if (sent == VIRTIO_NET_TX_BURST) {
-            qemu_bh_schedule(q->tx_bh);
-            break;
-        }
-        VirtQueueElement *elem = virtio_net_tx_next(q);
+    int sent = 0;
+    while (sent < VIRTIO_NET_TX_BURST) {
+        VirtQueueElement *elem = q->tx_elem ? q->tx_elem : virtqueue_pop(q->tx_vq);
+        q->tx_elem = NULL;
         if (!elem) {
             break;
         }
@@ -165,23 +151,54 @@ static void virtio_net_tx_run(VirtIONetQueue *q)
         if (res == VIRTIO_NET_TX_BLOCKED) {
             /* Kicks stay off: send_ready resumes the queue. */
             q->tx_elem = elem;
-            break;
+            return -1;
         }
         if (res == VIRTIO_NET_TX_BROKEN) {
             g_free(elem);
-            break;
+            return -1;
         }
         virtqueue_push(q->tx_vq, elem, 0);
         sent++;
     }
+    return sent;
+}
+
+/*
+ * One pass, with the pair's lock held. Kicks stay off while the driver is
+ * still adding chains: a full burst, or chains found after kicks were
+ * turned back on, leave the next pass to the bottom half, so the context
+ * serves its other sources (the peer's frames into the guest) in between
+ * and the driver fills the ring meanwhile without a kick. Only a pass
+ * that leaves the ring empty turns kicks on.
+ */
+static void virtio_net_tx_run(VirtIONetQueue *q)
+{
+    if (!virtio_net_tx_runnable(q)) {
+        return;
+    }
+    virtqueue_set_notification(q->tx_vq, false);
+    int sent = virtio_net_tx_flush(q);
+    if (sent == VIRTIO_NET_TX_BURST) {
+        qemu_bh_schedule(q->tx_bh);
+    } else if (sent >= 0) {
+        virtqueue_set_notification(q->tx_vq, true);
+        if (virtqueue_has_avail(q->tx_vq)) {
+            virtqueue_set_notification(q->tx_vq, false);
+            qemu_bh_schedule(q->tx_bh);
+        }
+    }
     virtio_queue_notify_pushed(q->tx_vq);
 }
 
+/* A kick only turns kicks off and leaves the sending to the bottom half
+ * (as QEMU's default tx=bh does): what the driver adds until the pass
+ * runs goes out in the same pass, for no further kick. */
 void virtio_net_tx_kick(VirtIONetQueue *q)
 {
     /* A chain the peer refused goes first, when the peer says so. */
-    if (!q->tx_elem) {
-        virtio_net_tx_run(q);
+    if (!q->tx_elem && virtio_net_tx_runnable(q)) {
+        virtqueue_set_notification(q->tx_vq, false);
+        qemu_bh_schedule(q->tx_bh);
     }
 }
 

@@ -196,22 +196,25 @@ static inline void vpd_kick(VirtioPCIDriver *d, unsigned q)
 }
 
 /*
- * As Linux's virtqueue_kick_prepare + notify after publishing from
- * old_idx: with EVENT_IDX only if the available index passed the
- * device's avail_event, else unless the device set NO_NOTIFY. A device
- * that forgets to ask for kicks is not kicked, as under Linux.
+ * As Linux's virtqueue_kick_prepare after publishing from old_idx: with
+ * EVENT_IDX only if the available index passed the device's avail_event,
+ * else unless the device set NO_NOTIFY.
  */
+static inline bool vpd_kick_needed(TestVring *tv, uint16_t old_idx, bool event_idx)
+{
+    if (event_idx) {
+        uint16_t event = tv_avail_event(tv);
+        return (uint16_t)(tv->avail_idx - event - 1) < (uint16_t)(tv->avail_idx - old_idx);
+    }
+    return !(tv_used_flags(tv) & VRING_USED_F_NO_NOTIFY);
+}
+
+/* Kick as Linux does after publishing from old_idx: a device that forgets
+ * to ask for kicks is not kicked, as under Linux. */
 static inline void vpd_kick_if_needed(VirtioPCIDriver *d, unsigned q, TestVring *tv,
                                       uint16_t old_idx, bool event_idx)
 {
-    bool needed;
-    if (event_idx) {
-        uint16_t event = tv_avail_event(tv);
-        needed = (uint16_t)(tv->avail_idx - event - 1) < (uint16_t)(tv->avail_idx - old_idx);
-    } else {
-        needed = !(tv_used_flags(tv) & VRING_USED_F_NO_NOTIFY);
-    }
-    if (needed) {
+    if (vpd_kick_needed(tv, old_idx, event_idx)) {
         vpd_kick(d, q);
     }
 }

@@ -22,8 +22,9 @@ import sys
 
 SOURCE = pathlib.Path(__file__).resolve().parent.parent / "softmmu" / "sandbox-syscalls.c"
 LINE = re.compile(r"^(\d\d:\d\d:\d\d\.\d+) ([a-z_0-9]+)\(")
-# Allowed to every thread by rule, not by list (sandbox.c allow_threads).
-THREAD_RULES = {"clone", "clone3", "prctl"}
+# Allowed to every thread by rule, not by list (sandbox.c allow_threads;
+# sched_setscheduler only to SCHED_OTHER).
+THREAD_RULES = {"clone", "clone3", "prctl", "sched_setscheduler"}
 
 
 def lists():

@@ -84,6 +84,8 @@ static const MachineProperty machine_properties[] = {
       "one lock per device; off: one global lock (default on)" },
     { "lock-stats", MACHINE_PROP_BOOL, offsetof(MachineConfig, lock_stats), "on|off",
       "print per-device lock statistics at exit (default off)" },
+    { "io-sched-batch", MACHINE_PROP_BOOL, offsetof(MachineConfig, io_sched_batch), "on|off",
+      "threads other than vCPUs never preempt a running vCPU (SCHED_BATCH; default on)" },
     { "pit", MACHINE_PROP_BOOL, offsetof(MachineConfig, pit), "on|off",
       "in-kernel i8254 PIT (default on)" },
     { "acpi", MACHINE_PROP_BOOL, offsetof(MachineConfig, acpi), "on|off",

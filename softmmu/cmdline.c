@@ -609,6 +609,7 @@ static void machine_config_init(MachineConfig *cfg)
 {
     *cfg = (MachineConfig) {
         .device_lock = true,
+        .io_sched_batch = true,
         .pit = true,
         .acpi = true,
         .ram_size = DEFAULT_RAM_SIZE,

@@ -21,6 +21,7 @@
 #include "qemu/main-loop.h"
 #include "qemu/pidfile.h"
 #include "qemu/thread-naming.h"
+#include "qemu/thread-sched.h"
 #include "sysemu/daemonize.h"
 #include "sysemu/machine-config.h"
 #include "sysemu/iothread.h"
@@ -79,6 +80,7 @@ int main(int argc, char **argv)
         process_set_name(cfg.process_name);
     }
     thread_naming_enable(cfg.debug_threads);
+    thread_sched_io_batch_init(cfg.io_sched_batch);
     vm_name_set(cfg.name);
     device_lock_set_per_device(cfg.device_lock);
     runstate_set_no_reboot(cfg.no_reboot);

@@ -58,8 +58,9 @@ static bool allow_list(scmp_filter_ctx ctx, const SandboxSyscallList *list, Erro
 
 /*
  * Threads may always be created (thread-pool workers start on demand, from
- * vCPU threads too) and name themselves (prctl PR_SET_NAME, nothing else
- * of prctl); processes only with spawn=allow. clone3 passes its flags in
+ * vCPU threads too), name themselves (prctl PR_SET_NAME, nothing else of
+ * prctl) and take the normal scheduling policy; processes only with
+ * spawn=allow. clone3 passes its flags in
  * memory a filter cannot read, so without spawn it fails with ENOSYS and
  * glibc falls back to clone, whose flags the filter checks.
  */
@@ -76,6 +77,12 @@ static bool allow_threads(scmp_filter_ctx ctx, bool spawn, Error **errp)
     if (rc == 0) {
         rc = seccomp_rule_add(ctx, spawn ? SCMP_ACT_ALLOW : SCMP_ACT_ERRNO(ENOSYS),
                               SCMP_SYS(clone3), 0);
+    }
+    if (rc == 0) {
+        /* A vCPU thread taking the normal policy back under
+         * io-sched-batch=on (qemu/thread-sched.h): never another one. */
+        rc = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(sched_setscheduler), 1,
+                              SCMP_A1(SCMP_CMP_EQ, SCHED_OTHER));
     }
     if (rc < 0) {
         error_setg_errno(errp, -rc, "sandbox: the thread-creation rules");

@@ -26,6 +26,7 @@
 #include "exec/memory.h"
 #include "qemu/log.h"
 #include "qemu/thread-naming.h"
+#include "qemu/thread-sched.h"
 #include "sysemu/runstate.h"
 #include "sysemu/sandbox.h"
 #include "kvm-internal.h"
@@ -440,6 +441,7 @@ static void *vcpu_thread(void *opaque)
 {
     VCPU *cpu = opaque;
     current_vcpu = cpu;
+    thread_sched_vcpu_init();
     pthread_mutex_lock(&control_lock);
     cpu->thread_id = gettid();
     pthread_cond_broadcast(&control_cond);

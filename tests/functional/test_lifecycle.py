@@ -214,6 +214,38 @@ def test_name_process_renames_the_main_thread(which, vmm, tiny_kernels, tmp_path
     assert names <= {"vm-process-name", "qemu-system-x86", "kvm-nx-lpage-re", "gmain"}, names
 
 
+def running_thread_policies(vmm, args, console, tmp_path):
+    """{thread name: scheduling policy} of a VMM started with args, once its
+    guest printed on console."""
+    with open(tmp_path / "vmm.log", "w") as log:
+        proc = start(vmm, args, log)
+        try:
+            wait_console(console, "tiny: hello", proc=proc)
+            return {name: os.sched_getscheduler(tid)
+                    for tid, name in thread_names(proc.pid).items()}
+        finally:
+            terminate(proc)
+
+
+@pytest.mark.parametrize("extra,io_policy", [
+    ([], os.SCHED_BATCH),
+    (["-machine", "pc,io-sched-batch=off"], os.SCHED_OTHER),
+    (["-sandbox", "on,resourcecontrol=deny"], os.SCHED_BATCH),
+], ids=["default", "off", "sandboxed"])
+def test_io_threads_batch_vcpus_normal(our_vmm, tiny_kernels, tmp_path, extra, io_policy):
+    """io-sched-batch (docs/design.md): the main loop and the I/O threads
+    under SCHED_BATCH, so that their wake-ups never preempt a running vCPU;
+    the vCPU threads under the normal policy, also when the sandbox denies
+    scheduler calls."""
+    console = tmp_path / "console.txt"
+    args = [*guest_args("ours", tiny_kernels / "tiny.elf", console),
+            "-smp", "2", "-object", "iothread,id=io1", "-name", "vm,debug-threads=on", *extra]
+    policies = running_thread_policies(our_vmm, args, console, tmp_path)
+    assert policies["CPU 0/KVM"] == policies["CPU 1/KVM"] == os.SCHED_OTHER, policies
+    assert policies["IO io1"] == io_policy, policies
+    assert policies["qemu-system-x86"] == io_policy, policies
+
+
 @pytest.mark.parametrize("name_args,expected", [
     (["-name", "vm1"], {"name": "vm1"}),
     (["-name", "guest=vm,,with,,commas,debug-threads=on"], {"name": "vm,with,commas"}),

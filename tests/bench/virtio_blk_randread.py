@@ -3,7 +3,7 @@
 qemu-system-x86_64, side by side in one L1, with what each request costs.
 
   tests/bench/virtio_blk_randread.py [--rounds 3] [--runtime 10] [--l1-smp 1]
-                                     [--vmms ours-on,qemu] [--strace]
+                                     [--vmms ours-on,ours-nobatch,qemu] [--strace]
                                      [--build before=BINARY --vmms before,ours-on,qemu]
 
 Issue 10's job (docs/benchmarks.md): a 2-vCPU guest, virtio-blk-pci with
@@ -37,6 +37,8 @@ DISK_MB = 128
 VMMS = {
     "ours-on": ('"$OURS"', "-machine pc,device-lock=on,lock-stats=on"),
     "ours-off": ('"$OURS"', "-machine pc,device-lock=off,lock-stats=on"),
+    # What io-sched-batch buys (docs/design.md): ours-on without it.
+    "ours-nobatch": ('"$OURS"', "-machine pc,device-lock=on,lock-stats=on,io-sched-batch=off"),
     "qemu": ('"$BENCH_FILES/qemu"', "-machine pc"),
 }
 # --build NAME=BINARY: another build of ours (before/after in one run),

@@ -24,14 +24,9 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests/functional"))
 
 import kvmhost  # noqa: E402
+from ramdisk_bench import BRD_SETUP, REFERENCE, vmm_configs  # noqa: E402
 
-REFERENCE = "/usr/bin/qemu-system-x86_64"
-DISK_MB = 128
-VMMS = {
-    "ours-on": ('"$OURS"', "-machine pc,device-lock=on"),
-    "ours-off": ('"$OURS"', "-machine pc,device-lock=off"),
-    "qemu": ('"$BENCH_FILES/qemu"', "-machine pc"),
-}
+VMMS = vmm_configs()
 DEVICES = {
     "ide": ("/dev/sda", "if=ide", 1),
     "virtio": ("/dev/vda", "if=virtio", 4),
@@ -39,9 +34,6 @@ DEVICES = {
 # (name, fio --rw, --bs, the figure reported)
 JOBS = [("randread-4k", "randread", "4k", "IOPS"), ("randwrite-4k", "randwrite", "4k", "IOPS"),
         ("read-1M", "read", "1M", "MB/s"), ("write-1M", "write", "1M", "MB/s")]
-HOST_SETUP = (f'grep -q " ram0$" /proc/partitions || '
-              f'insmod "$(find /lib/modules -name brd.ko)" rd_nr=1 rd_size={DISK_MB * 1024}\n'
-              f'dd if=/dev/zero of=/dev/ram0 bs=1M count={DISK_MB} 2>/dev/null\n')
 RESULT = re.compile(r"^@@JOB (\S+)\s+(?:read|write): IOPS=([\d.]+)(k?), "
                     r"BW=([\d.]+)([KM]i)B/s", re.M)
 
@@ -78,7 +70,7 @@ def main():
     os.environ["BENCH_L1_SMP"] = "1"
     vmms, devices = args.vmms.split(","), args.devices.split(",")
     limit = 300 + len(JOBS) * (args.runtime + 10)
-    lines = ["OURS=$VMM", HOST_SETUP]
+    lines = ["OURS=$VMM", BRD_SETUP]
     runs = []
     for r in range(args.rounds):
         for device in devices:

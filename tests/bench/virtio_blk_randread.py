@@ -31,15 +31,12 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests/functional"))
 
 import kvmhost  # noqa: E402
+from ramdisk_bench import BRD_SETUP, REFERENCE, vmm_configs  # noqa: E402
 
-REFERENCE = "/usr/bin/qemu-system-x86_64"
-DISK_MB = 128
 VMMS = {
-    "ours-on": ('"$OURS"', "-machine pc,device-lock=on,lock-stats=on"),
-    "ours-off": ('"$OURS"', "-machine pc,device-lock=off,lock-stats=on"),
+    **vmm_configs(",lock-stats=on"),
     # What io-sched-batch buys (docs/design.md): ours-on without it.
     "ours-nobatch": ('"$OURS"', "-machine pc,device-lock=on,lock-stats=on,io-sched-batch=off"),
-    "qemu": ('"$BENCH_FILES/qemu"', "-machine pc"),
 }
 # --build NAME=BINARY: another build of ours (before/after in one run),
 # as the VMM NAME with device-lock=on.
@@ -54,9 +51,7 @@ KVM_STATS = ("exits", "io_exits", "mmio_exits", "irq_injections", "halt_exits",
 CPU_STATS = ("vmm_user", "vmm_guest", "vmm_sys", "main_user", "main_sys", "l1_idle")
 
 HOST_SETUP = (
-    f'grep -q " ram0$" /proc/partitions || '
-    f'insmod "$(find /lib/modules -name brd.ko)" rd_nr=1 rd_size={DISK_MB * 1024}\n'
-    f'dd if=/dev/zero of=/dev/ram0 bs=1M count={DISK_MB} 2>/dev/null\n'
+    BRD_SETUP +
     'mount -t debugfs none /sys/kernel/debug 2>/dev/null\n'
     'snap() {  # RUN WHICH: the counters, one line\n'
     '    printf "@@STATS %s-%s" "$1" "$2"\n'

@@ -2,7 +2,7 @@
 """Issue 10's fio lines for IDE and virtio-blk: our VMM against Debian's
 qemu-system-x86_64, side by side in one L1.
 
-  tests/bench/ide_lines.py [--rounds 3] [--runtime 10] [--vmms ours-on,ours-off,qemu]
+  tests/bench/ide_lines.py [--rounds 3] [--runtime 10] [--vmms ours-on,ours-off,ours-nobatch,qemu]
                            [--devices ide,virtio]
 
 A 1-vCPU guest with one disk on a brd RAM disk in L1, `cache=none,aio=native`

@@ -13,9 +13,11 @@ BRD_SETUP = (f'grep -q " ram0$" /proc/partitions || '
 
 def vmm_configs(options=""):
     """{name: (VMM shell word, -machine argument)}: ours in both lock modes
-    (with ",options" added) and Debian's QEMU (the batch's file "qemu")."""
+    and ours-on without io-sched-batch (what it buys, docs/design.md), with
+    ",options" added, and Debian's QEMU (the batch's file "qemu")."""
     return {
         "ours-on": ('"$OURS"', f"-machine pc,device-lock=on{options}"),
         "ours-off": ('"$OURS"', f"-machine pc,device-lock=off{options}"),
+        "ours-nobatch": ('"$OURS"', f"-machine pc,device-lock=on,io-sched-batch=off{options}"),
         "qemu": ('"$BENCH_FILES/qemu"', "-machine pc"),
     }

@@ -33,11 +33,7 @@ sys.path.insert(0, str(REPO / "tests/functional"))
 import kvmhost  # noqa: E402
 from ramdisk_bench import BRD_SETUP, REFERENCE, vmm_configs  # noqa: E402
 
-VMMS = {
-    **vmm_configs(",lock-stats=on"),
-    # What io-sched-batch buys (docs/design.md): ours-on without it.
-    "ours-nobatch": ('"$OURS"', "-machine pc,device-lock=on,lock-stats=on,io-sched-batch=off"),
-}
+VMMS = vmm_configs(",lock-stats=on")
 # --build NAME=BINARY: another build of ours (before/after in one run),
 # as the VMM NAME with device-lock=on.
 OURS_MACHINE = "-machine pc,device-lock=on,lock-stats=on"

@@ -163,6 +163,14 @@ static int virtio_net_tx_flush(VirtIONetQueue *q)
     return sent;
 }
 
+/* No kicks until the bottom half's pass, which sends what the driver added
+ * meanwhile. */
+static void virtio_net_tx_defer(VirtIONetQueue *q)
+{
+    virtqueue_set_notification(q->tx_vq, false);
+    qemu_bh_schedule(q->tx_bh);
+}
+
 /*
  * One pass, with the pair's lock held. Kicks stay off while the driver is
  * still adding chains: a full burst, or chains found after kicks were
@@ -179,12 +187,11 @@ static void virtio_net_tx_run(VirtIONetQueue *q)
     virtqueue_set_notification(q->tx_vq, false);
     int sent = virtio_net_tx_flush(q);
     if (sent == VIRTIO_NET_TX_BURST) {
-        qemu_bh_schedule(q->tx_bh);
+        qemu_bh_schedule(q->tx_bh);     /* kicks are still off */
     } else if (sent >= 0) {
         virtqueue_set_notification(q->tx_vq, true);
         if (virtqueue_has_avail(q->tx_vq)) {
-            virtqueue_set_notification(q->tx_vq, false);
-            qemu_bh_schedule(q->tx_bh);
+            virtio_net_tx_defer(q);
         }
     }
     virtio_queue_notify_pushed(q->tx_vq);
@@ -197,8 +204,7 @@ void virtio_net_tx_kick(VirtIONetQueue *q)
 {
     /* A chain the peer refused goes first, when the peer says so. */
     if (!q->tx_elem && virtio_net_tx_runnable(q)) {
-        virtqueue_set_notification(q->tx_vq, false);
-        qemu_bh_schedule(q->tx_bh);
+        virtio_net_tx_defer(q);
     }
 }
 

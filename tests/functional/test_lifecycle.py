@@ -163,18 +163,23 @@ def test_held_pidfile_refuses_a_second_instance(which, vmm, second, our_vmm, tin
 
 # ---- -name: thread names and query-name ----
 
-def running_thread_names(vmm, args, console, tmp_path):
-    """The main thread's name and all thread names of a VMM started with
-    args, once its guest printed on console (every thread has started)."""
+def while_running(vmm, args, console, tmp_path, look):
+    """look(pid) on a VMM started with args, once its guest printed on
+    console (every thread has started)."""
     with open(tmp_path / "vmm.log", "w") as log:
         proc = start(vmm, args, log)
         try:
             wait_console(console, "tiny: hello", proc=proc)
-            names = set(thread_names(proc.pid).values())
-            main_name = Path(f"/proc/{proc.pid}/comm").read_text().strip()
+            return look(proc.pid)
         finally:
             terminate(proc)
-    return main_name, names
+
+
+def running_thread_names(vmm, args, console, tmp_path):
+    """The main thread's name and all thread names of a VMM started with
+    args, once its guest runs."""
+    return while_running(vmm, args, console, tmp_path, lambda pid: (
+        Path(f"/proc/{pid}/comm").read_text().strip(), set(thread_names(pid).values())))
 
 
 QEMU_NAMES = {"CPU 0/KVM", "CPU 1/KVM", "IO iothread1"}
@@ -216,15 +221,9 @@ def test_name_process_renames_the_main_thread(which, vmm, tiny_kernels, tmp_path
 
 def running_thread_policies(vmm, args, console, tmp_path):
     """{thread name: scheduling policy} of a VMM started with args, once its
-    guest printed on console."""
-    with open(tmp_path / "vmm.log", "w") as log:
-        proc = start(vmm, args, log)
-        try:
-            wait_console(console, "tiny: hello", proc=proc)
-            return {name: os.sched_getscheduler(tid)
-                    for tid, name in thread_names(proc.pid).items()}
-        finally:
-            terminate(proc)
+    guest runs."""
+    return while_running(vmm, args, console, tmp_path, lambda pid: {
+        name: os.sched_getscheduler(tid) for tid, name in thread_names(pid).items()})
 
 
 @pytest.mark.parametrize("extra,io_policy", [

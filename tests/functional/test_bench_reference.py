@@ -12,6 +12,7 @@ import pytest
 import kvmhost
 from kvmhost import Fragment, expect_guest, l2_args
 from kvmhost.net import iperf_guest_command, iperf_rates, nic_args, tap_netdev, tap_script
+from vmm_process import require_local_kvm
 
 REFERENCE = shutil.which("qemu-system-x86_64", path="/usr/bin")
 pytestmark = pytest.mark.skipif(
@@ -90,6 +91,7 @@ def test_hanging_guest_is_killed_and_fails(bench):
 
 def test_tiny_guest_runs_directly_on_local_kvm(tiny_kernels):
     """The same harness, forced to run here, on any /dev/kvm (kvm_pvm too)."""
+    require_local_kvm()
     frag = Fragment("tiny_direct", f"guest_run tiny 60 -accel kvm -nographic -no-reboot "
                                    f"-device isa-debug-exit,iobase=0xf4,iosize=4 "
                                    f"-kernel {tiny_kernels}/hello.elf",

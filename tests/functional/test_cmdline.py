@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from vmm_process import require_local_kvm, skip_if_stopped_at_kvm
+
 BAD = [
     (["-foo"], "-foo"),
     (["-m"], "-m"),
@@ -153,8 +155,10 @@ MISSING_KERNEL = ["-kernel", "/nonexistent/bzImage"]
 
 
 def run(vmm, args):
-    return subprocess.run([vmm, *args], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+    proc = subprocess.run([vmm, *args], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, text=True, timeout=30)
+    skip_if_stopped_at_kvm(proc.stderr)
+    return proc
 
 
 @pytest.mark.parametrize("args,named", BAD, ids=[" ".join(a) for a, _ in BAD])
@@ -268,6 +272,7 @@ def test_object_iothread_runs_a_thread_of_its_name(our_vmm, tiny_kernels):
     """-object iothread,id=ID starts a thread "IO ID" in the VMM, as QEMU
     names its I/O threads (with -name debug-threads=on, as QEMU does), and
     it lives as long as the machine."""
+    require_local_kvm()
     proc = subprocess.Popen([our_vmm, "-accel", "kvm", "-m", "64M", "-nographic",
                              "-name", "debug-threads=on",
                              "-object", "iothread,id=io0", "-object", "iothread,id=disk-io",
@@ -428,6 +433,7 @@ def test_second_vmm_on_the_same_image_is_refused(our_vmm, tiny_kernels, tmp_path
     the writer's permission)."""
     disk = tmp_path / "disk.raw"
     disk.write_bytes(bytes(1 << 20))
+    require_local_kvm()
     first = subprocess.Popen([our_vmm, "-accel", "kvm", "-m", "64M", "-nographic",
                               "-drive", f"file={disk},format=raw",
                               "-kernel", str(tiny_kernels / "tiny.elf"), "-append", "hello"],
@@ -512,6 +518,7 @@ def test_missing_dev_net_tun_is_one_line(our_vmm):
                            'mount -t tmpfs none /dev/net && exec "$@"', "sh", our_vmm,
                            "-netdev", "tap,id=n0,script=no", *NO_KERNEL],
                           stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30)
+    skip_if_stopped_at_kvm(proc.stderr)
     assert proc.returncode == 1, proc.stderr
     assert proc.stderr.strip().splitlines() == [
         "qemu-system-x86_64: -netdev tap,id=n0,script=no: could not open /dev/net/tun: "
@@ -546,6 +553,7 @@ def test_tap_runs_its_scripts_in_a_namespace(our_vmm, tmp_path):
                            f"tap,id=n0,ifname=pdl0,script={tmp_path}/up,"
                            f"downscript={tmp_path}/down", "-kernel", "/nonexistent/bzImage"],
                           stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30)
+    skip_if_stopped_at_kvm(proc.stderr)
     assert proc.returncode == 1, proc.stderr
     assert proc.stderr.strip().splitlines() == [
         "qemu-system-x86_64: warning: netdev n0 has no peer",

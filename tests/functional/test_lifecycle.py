@@ -11,8 +11,8 @@ import pytest
 
 from qmp_client import QMPClient
 from vmm_process import (VMMS, accel_args, guest_args, kill_pid, processes_whose_cmdline_has,
-                         reference_accel, terminate, thread_names, vmm_path, wait_console,
-                         wait_for)
+                         reference_accel, require_local_kvm, terminate, thread_names, vmm_path,
+                         wait_console, wait_for)
 
 LOCKED = "qemu-system-x86_64: cannot create PID file: Cannot lock pid file: " \
          "Resource temporarily unavailable"
@@ -239,6 +239,7 @@ def test_io_threads_batch_vcpus_normal(our_vmm, tiny_kernels, tmp_path, extra, i
     console = tmp_path / "console.txt"
     args = [*guest_args("ours", tiny_kernels / "tiny.elf", console),
             "-smp", "2", "-object", "iothread,id=io1", "-name", "vm,debug-threads=on", *extra]
+    require_local_kvm()
     policies = running_thread_policies(our_vmm, args, console, tmp_path)
     assert policies["CPU 0/KVM"] == policies["CPU 1/KVM"] == os.SCHED_OTHER, policies
     assert policies["IO io1"] == io_policy, policies

@@ -25,6 +25,7 @@ import time
 import pytest
 
 from qmp_client import QMPClient, QMPError
+from vmm_process import require_local_kvm
 
 REFERENCE = shutil.which("qemu-system-x86_64", path="/usr/bin")
 
@@ -127,6 +128,8 @@ def machine(kind, our_vmm, tiny_kernels, tmp_path):
     started = []
 
     def start(args, append="hello"):
+        if kind == "ours":
+            require_local_kvm()
         vmm = vmm_paths(our_vmm)[kind]
         args = args + ["-kernel", str(tiny_kernels / "tiny.elf"), "-append", append]
         try:

@@ -24,6 +24,7 @@ import time
 import pytest
 
 from qmp_client import QMPClient
+from vmm_process import require_local_kvm
 
 REFERENCE = shutil.which("qemu-system-x86_64", path="/usr/bin")
 
@@ -64,6 +65,7 @@ def vm(request, our_vmm, tiny_kernels):
         vmm = REFERENCE
         accel = "kvm" if accel_works(vmm, "kvm") else "tcg"
     else:
+        require_local_kvm()
         vmm, accel = our_vmm, "kvm"
     tmp = tempfile.mkdtemp(prefix="qmp-info-")
     sock = os.path.join(tmp, "qmp.sock")

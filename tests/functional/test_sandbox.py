@@ -21,6 +21,7 @@ import pytest
 import kvmhost
 from kvmhost import Fragment, expect_guest, l2_args
 from kvmhost.net import HOST_ADDR, IFACE_OF, PREFIX, wait_for_iface
+from vmm_process import require_local_kvm, skip_if_stopped_at_kvm
 
 sys.path.insert(0, str(kvmhost.SCRIPTS))
 sandbox_trace = __import__("sandbox-trace")
@@ -54,8 +55,10 @@ def tiny_args(tiny_kernels, tmp_path, append):
 
 
 def run(vmm, *args):
-    return subprocess.run([str(vmm), *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    proc = subprocess.run([str(vmm), *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           text=True, timeout=120)
+    skip_if_stopped_at_kvm(proc.stdout)
+    return proc
 
 
 @pytest.mark.parametrize("sandbox", [
@@ -93,6 +96,7 @@ def test_sigterm_teardown_runs_under_the_sandbox(our_vmm, tiny_kernels, tmp_path
     """Exit tears the machine down with the filters on: threads joined,
     backends closed, the pidfile unlinked."""
     pidfile = tmp_path / "vmm.pid"
+    require_local_kvm()
     proc = subprocess.Popen([str(our_vmm), "-accel", "kvm", "-m", "64M", "-nographic",
                              "-pidfile", str(pidfile), "-sandbox", "on",
                              "-kernel", str(tiny_kernels / "tiny.elf"), "-append", "hello"],

@@ -1,4 +1,5 @@
-"""Tiny multiboot guests on the local /dev/kvm (works on kvm_pvm too).
+"""Tiny multiboot guests on the local /dev/kvm (works on kvm_pvm too), or
+in the nested bench's L1 on a host without one.
 
 Each runs under our VMM and, as the reference column, under Debian's
 qemu-system-x86_64 (through SeaBIOS) when it is installed: the guest prints
@@ -41,9 +42,9 @@ def vmms(our_vmm):
 
 @pytest.fixture(scope="module")
 def runs(our_vmm, tiny_kernels):
-    elf = tiny_kernels / "tiny.elf"
-    disk = tiny_kernels / "board-disk.raw"
-    disk.write_bytes(bytes(1 << 20))
+    # Paths as the batch sees them, here or in L1 (kvmhost.run_batch files).
+    elf, disk = "$BENCH_FILES/tiny.elf", "$BENCH_FILES/board-disk.raw"
+    (tiny_kernels / "board-disk.raw").write_bytes(bytes(1 << 20))
     frags = []
     for name, vmm in vmms(our_vmm).items():
         frags += [
@@ -100,7 +101,9 @@ def runs(our_vmm, tiny_kernels):
                                         f"{EXIT} -device pdl-testdev -kernel {elf} "
                                         f"-append 'irqfd reboot exit=11'",
                           our_vmm, limit=90, up_marker="tiny: hello"))
-    return kvmhost.run_batch(frags, mode="direct")
+    return kvmhost.run_batch(frags, mode=kvmhost.tiny_guest_mode(),
+                             files={name: tiny_kernels / name
+                                    for name in ("tiny.elf", "board-disk.raw")})
 
 
 def tiny_guest(runs, vmm, kind):

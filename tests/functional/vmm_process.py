@@ -17,13 +17,35 @@ from pathlib import Path
 
 import pytest
 
+import kvmhost
+
 REFERENCE = shutil.which("qemu-system-x86_64", path="/usr/bin")
 VMMS = ["ours", "reference"]
 _reference_accel = []
 
 
+def require_local_kvm():
+    """Skip the calling test where this host has no /dev/kvm (a host that is
+    itself a PVM guest has none): it runs a VMM process here. The Linux
+    guests' tests still run, in the nested bench's L1."""
+    if not kvmhost.local_kvm():
+        pytest.skip("this host has no /dev/kvm: the test runs a VMM process here")
+
+
+# How our VMM and Debian's QEMU say that /dev/kvm would not open.
+NO_KVM_ERRORS = ("cannot open /dev/kvm", "Could not access KVM kernel module")
+
+
+def skip_if_stopped_at_kvm(stderr):
+    """After a VMM ran: skip if it stopped at a missing /dev/kvm, before
+    reaching what the test checks."""
+    if any(error in stderr for error in NO_KVM_ERRORS):
+        require_local_kvm()
+
+
 def vmm_path(which, our_vmm):
     if which == "ours":
+        require_local_kvm()
         return our_vmm
     if not REFERENCE:
         pytest.skip("Debian's qemu-system-x86 is not installed")

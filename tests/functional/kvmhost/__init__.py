@@ -60,6 +60,22 @@ def host_mode():
     return "direct" if hardware and usable else "nested"
 
 
+def local_kvm():
+    """True when this host has a /dev/kvm that opens, whatever backs it
+    (kvm_pvm too). A host that is itself a PVM guest has none."""
+    try:
+        os.close(os.open("/dev/kvm", os.O_RDWR | os.O_CLOEXEC))
+    except OSError:
+        return False
+    return True
+
+
+def tiny_guest_mode():
+    """Where tiny guests run: on the local /dev/kvm, any kind, when there is
+    one (no L1 to boot), else in L1."""
+    return "direct" if local_kvm() else "nested"
+
+
 def kit_dir():
     """The guest kit directory, built (or found up to date) on first use."""
     out = subprocess.run([str(SCRIPTS / "build-guest-kit.sh"), "--print-dir"],

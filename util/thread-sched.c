@@ -1,7 +1,11 @@
 /* Scheduling policies of the VMM's threads (qemu/thread-sched.h). */
+#include <dirent.h>
 #include <errno.h>
 #include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "qemu/error.h"
 #include "qemu/thread-sched.h"
 
@@ -30,4 +34,47 @@ void thread_sched_vcpu_init(void)
         error_report("warning: io-sched-batch: a vCPU thread cannot leave SCHED_BATCH "
                      "(%s)", strerror(errno));
     }
+}
+
+/* Whether /proc/PID/comm is name. */
+static bool comm_is(long pid, const char *name)
+{
+    char path[64], comm[32] = "";
+    snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
+    FILE *f = fopen(path, "re");
+    if (!f) {
+        return false;       /* gone meanwhile */
+    }
+    bool read = fgets(comm, sizeof(comm), f) != NULL;
+    fclose(f);
+    comm[strcspn(comm, "\n")] = '\0';
+    return read && strcmp(comm, name) == 0;
+}
+
+unsigned thread_sched_vhost_workers(void)
+{
+    struct sched_param param = { .sched_priority = 0 };
+    char name[32];
+    unsigned changed = 0;
+    if (!io_batch_active) {
+        return 0;
+    }
+    /* Kernel threads are processes of their own: one entry each in /proc.
+     * Every vhost device of ours has a worker of that name. */
+    snprintf(name, sizeof(name), "vhost-%d", (int)getpid());
+    DIR *proc = opendir("/proc");
+    if (!proc) {
+        return 0;
+    }
+    for (struct dirent *e; (e = readdir(proc)) != NULL;) {
+        char *end;
+        long pid = strtol(e->d_name, &end, 10);
+        if (*end || pid <= 0 || !comm_is(pid, name) ||
+            sched_getscheduler((pid_t)pid) != SCHED_OTHER) {
+            continue;
+        }
+        changed += sched_setscheduler((pid_t)pid, SCHED_BATCH, &param) == 0;
+    }
+    closedir(proc);
+    return changed;
 }

@@ -11,6 +11,7 @@
 #include "hw/virtio/virtqueue.h"
 #include "qemu/log.h"
 #include "qemu/main-loop.h"
+#include "qemu/thread-sched.h"
 
 /* hw/virtio/vhost-uapi.h spells the kernel's ABI under names of its own;
  * here, where <linux/vhost.h> clashes with nothing, it is checked. */
@@ -105,6 +106,8 @@ bool vhost_dev_init(VhostDev *d, int fd, unsigned nrings, const char *name, Erro
         error_setg_errno(errp, errno, "%s: VHOST_SET_OWNER", name);
         goto fail;
     }
+    /* Its worker exists now: kicks wake it as they wake our main loop. */
+    thread_sched_vhost_workers();
     if (ioctl(fd, VHOST_UAPI_GET_FEATURES, &d->features) < 0) {
         error_setg_errno(errp, errno, "%s: VHOST_GET_FEATURES", name);
         goto fail;

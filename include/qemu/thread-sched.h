@@ -29,4 +29,14 @@ void thread_sched_io_batch_init(bool enable);
  * main thread it inherits from was made SCHED_BATCH. */
 void thread_sched_vcpu_init(void);
 
+/* After VHOST_SET_OWNER, before the sandbox: the kernel's vhost worker
+ * ("vhost-PID") does for vhost-net what the main loop does for the
+ * user-space data path, woken by the same kicks; under io-sched-batch it
+ * gets SCHED_BATCH too. On Linux 6.4 and later the worker is a thread of
+ * this process and inherits the policy of the thread that made it; before,
+ * a kernel thread of its own, which only a root VMM may change (a VMM that
+ * may not leaves it as it is, silently: nothing is wrong, it is slower).
+ * Returns how many workers were changed. */
+unsigned thread_sched_vhost_workers(void);
+
 #endif

@@ -157,6 +157,9 @@ def tap_fragment(case, who, vmm):
               + f"guest_wait_for net KIT-READY 300 && in_netns ping -c3 -W5 {GUEST_ADDR} "
                 "&& echo ping-guest-ok\n"
               + "echo vhost-threads=$(grep -l '^vhost-' /proc/[0-9]*/comm 2>/dev/null | wc -l)\n"
+              # Field 41 of stat: the scheduling policy (3: SCHED_BATCH).
+              + "echo vhost-policies=$(for c in $(grep -l '^vhost-' /proc/[0-9]*/comm); do "
+                "printf %s, $(cut -d' ' -f41 ${c%comm}stat); done)\n"
               + host_send("net", GUEST_ADDR, H2G_PORT))
     script = tap_script("net", GUEST_LIMIT, args, during=during, after=HOST_RECEIVED)
     return Fragment(name, script, vmm, limit=GUEST_LIMIT + 60)
@@ -304,6 +307,10 @@ def test_tap_ping_transfer_iperf_link(runs, who, case):
             f"{feature} is not {state}\n{guest.log}"
     threads = int(line_value(outcome.output, "vhost-threads"))
     assert (threads > 0) == case.vhost, f"{threads} vhost threads in L1\n{outcome.output}"
+    if case.vhost and who == "ours":
+        # io-sched-batch (on by default) covers the kernel's worker too.
+        policies = set(line_value(outcome.output, "vhost-policies").strip(",").split(","))
+        assert policies == {"3"}, f"vhost workers' policies {policies}\n{outcome.output}"
     print(f"{outcome.name}: iperf3 Mbit/s guest->host {rates[0]}, host->guest {rates[1]}")
 
 

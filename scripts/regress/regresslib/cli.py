@@ -25,7 +25,7 @@ def parser(workload):
                                     "cores are left out)")
     ap.add_argument("--devices", help="devices, of: " + ", ".join(workload.devices))
     ap.add_argument("--vmms", help="configurations, of: " + ", ".join(matrix.VMMS)
-                    + " (all; --quick: ours-on)")
+                    + " (" + ", ".join(matrix.DEFAULT_VMMS) + "; --quick: ours-on)")
     ap.add_argument("--no-reference", action="store_true", help="leave Debian's QEMU out")
     ap.add_argument("--quick", action="store_true",
                     help="one short run per device: 1 round, 1 vCPU (2 with --neighbours), "
@@ -67,7 +67,7 @@ def configure(workload, args):
         raise ValueError("--threshold: a percentage, 0 or more")
     devices = names("--devices", args.devices, workload.devices) if args.devices else \
         workload.default_devices
-    vmms = list(matrix.VMMS)
+    vmms = list(matrix.DEFAULT_VMMS)
     vcpus = workload.default_vcpus
     if args.quick:
         args.rounds, vcpus, vmms = 1, vcpus[:1], ["ours-on"]

@@ -2,7 +2,6 @@
 tiny guests, ThreadSanitizer over the unit suites and an SMP Linux guest
 with serial output flowing from both vCPUs under per-device locking."""
 
-import os
 import subprocess
 
 import pytest
@@ -49,18 +48,30 @@ def test_tsan_unit_suites(tsan_build):
     run_unit_suites(tsan_build)
 
 
-@pytest.mark.parametrize("smp,append,status", [(1, "exit=4", 9), (2, "smp exit=6", 13)])
-def test_asan_ubsan_tiny_guests(asan_build, tiny_kernels, smp, append, status):
-    env = dict(os.environ, UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1")
-    proc = subprocess.run(
-        [str(asan_build / "qemu-system-x86_64"), "-accel", "kvm", "-m", "64M", "-smp", str(smp),
-         "-nographic", "-no-reboot", "-device", "isa-debug-exit,iobase=0xf4,iosize=4",
-         "-kernel", str(tiny_kernels / "tiny.elf"), "-append", append],
-        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        timeout=60, env=env)
-    assert proc.returncode == status, proc.stdout + proc.stderr
-    assert "tiny: hello" in proc.stdout
-    assert not any(r in proc.stderr for r in SANITIZER_REPORTS), proc.stderr
+TINY_RUNS = {1: ("exit=4", 9), 2: ("smp exit=6", 13)}
+
+
+@pytest.fixture(scope="module")
+def asan_tiny_runs(asan_build, tiny_kernels):
+    """The ASan build with a tiny guest on 1 and 2 vCPUs: on the local
+    /dev/kvm, or in L1 where there is none."""
+    frags = [Fragment(f"asan_tiny_smp{smp}",
+                      "export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1\n"
+                      f"guest_run tiny 60 -accel kvm -m 64M -smp {smp} -nographic -no-reboot "
+                      "-device isa-debug-exit,iobase=0xf4,iosize=4 "
+                      f"-kernel $BENCH_FILES/tiny.elf -append '{append}'",
+                      str(asan_build / "qemu-system-x86_64"), limit=90, up_marker="tiny: hello")
+             for smp, (append, _) in TINY_RUNS.items()]
+    return kvmhost.run_batch(frags, mode=kvmhost.tiny_guest_mode(),
+                             files={"tiny.elf": tiny_kernels / "tiny.elf"})
+
+
+@pytest.mark.parametrize("smp", sorted(TINY_RUNS))
+def test_asan_ubsan_tiny_guests(asan_tiny_runs, smp):
+    guest = asan_tiny_runs[f"asan_tiny_smp{smp}"].guest("tiny")
+    assert guest.rc == TINY_RUNS[smp][1], guest.log
+    assert "tiny: hello" in guest.log
+    assert not any(r in guest.log for r in SANITIZER_REPORTS), guest.log
 
 
 BOTH_CPUS = ("for c in 0 1; do taskset -c $c sh -c "

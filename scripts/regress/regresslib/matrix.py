@@ -32,13 +32,15 @@ import kvmhost  # noqa: E402
 OURS = str(REPO / "build/qemu-system-x86_64")
 REFERENCE = "/usr/bin/qemu-system-x86_64"
 
-# VMM configuration: (binary, -machine option)
+# VMM configuration: (binary, -machine option). Ours logs guest errors:
+# a guest that resets mid-run then says whether it was a triple fault.
 VMMS = {
-    "ours-on": (OURS, "-machine pc,device-lock=on,lock-stats=on"),
-    "ours-off": (OURS, "-machine pc,device-lock=off,lock-stats=on"),
+    "ours-on": (OURS, "-machine pc,device-lock=on,lock-stats=on -d guest_errors"),
+    "ours-off": (OURS, "-machine pc,device-lock=off,lock-stats=on -d guest_errors"),
     # What the I/O threads' scheduling policy buys (docs/design.md): only
     # when asked for, --vmms.
-    "ours-nobatch": (OURS, "-machine pc,device-lock=on,io-sched-batch=off,lock-stats=on"),
+    "ours-nobatch": (OURS, "-machine pc,device-lock=on,io-sched-batch=off,lock-stats=on "
+                           "-d guest_errors"),
     "qemu": (REFERENCE, "-machine pc"),
 }
 DEFAULT_VMMS = ["ours-on", "ours-off", "qemu"]

@@ -40,6 +40,8 @@ def failure_reason(outcome, guest_name):
         return "hung: the guest was killed at its time limit"
     if guest.panicked():
         return "the guest kernel panicked"
+    if "triple fault" in guest.log:
+        return f"a triple fault reset the guest (VMM status {guest.rc})"
     return f"the guest printed no figures (VMM status {guest.rc})"
 
 

@@ -35,8 +35,7 @@ void thread_sched_vcpu_init(void);
  * gets SCHED_BATCH too. On Linux 6.4 and later the worker is a thread of
  * this process and inherits the policy of the thread that made it; before,
  * a kernel thread of its own, which only a root VMM may change (a VMM that
- * may not leaves it as it is, silently: nothing is wrong, it is slower).
- * Returns how many workers were changed. */
-unsigned thread_sched_vhost_workers(void);
+ * may not leaves it as it is, silently: nothing is wrong, it is slower). */
+void thread_sched_vhost_workers(void);
 
 #endif

@@ -101,6 +101,9 @@ typedef struct E1000State {
     bool rx_ring_error, tx_ring_error;
     bool rx_blocked;            /* receive returned 0: tell the peer at RDT */
     bool tx_waiting;            /* the peer refused a frame: wait for send_ready */
+    /* Moves at a reset and at every write of TDBAL, TDBAH, TDLEN or TDH:
+     * a pass that sent a frame unlocked ends if it moved (e1000-tx.c). */
+    unsigned tx_ring_epoch;
     QEMUBH *tx_bh;
     E1000TxContext txc;
     E1000TxPacket txp;

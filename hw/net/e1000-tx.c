@@ -13,10 +13,11 @@
  * returns. Either way the pass holds the device lock and stops at TDT, so
  * one pass touches at most the ring's descriptors: a guest cannot make it
  * loop, and a TSO send gives the lock back every E1000_TSO_SEGS_PER_TURN
- * segments. A backend that refuses a frame (net_send returns 0) stops the
- * ring with the packet kept: its descriptors stay at TDH until the peer's
- * send_ready resumes the pass, and a TSO send resumes at the segment that
- * was refused.
+ * segments. The deferred pass also gives the lock back while each frame is
+ * with the peer (e1000_tx_peer_send). A backend that refuses a frame
+ * (net_send returns 0) stops the ring with the packet kept: its
+ * descriptors stay at TDH until the peer's send_ready resumes the pass,
+ * and a TSO send resumes at the segment that was refused.
  *
  * Guest input is checked: a ring outside RAM or with a bad length stops
  * the ring until it is reprogrammed; a descriptor with a buffer outside
@@ -68,14 +69,16 @@ typedef enum E1000TxResult {
     E1000_TX_DONE,              /* sent or dropped: its descriptors are done */
     E1000_TX_REFUSED,           /* the peer cannot take it now: wait for send_ready */
     E1000_TX_PAUSED,            /* a TSO send reached E1000_TSO_SEGS_PER_TURN */
+    E1000_TX_RING_GONE,         /* reset or reprogrammed while a frame was out: stop */
 } E1000TxResult;
 
 static bool e1000_tx_run(E1000State *s, unsigned max_packets);
 
 /*
- * The deferred pass gives the lock back after every packet: a vCPU that
- * writes TDT again or reads ICR meanwhile waits for one packet (a TSO send
- * at most), not for the whole ring.
+ * The deferred pass gives the lock back after every packet, and while each
+ * of its frames is with the peer: a vCPU that writes TDT again or reads ICR
+ * meanwhile waits at most for one packet's descriptors and copies, not for
+ * the peer nor for the whole ring.
  */
 static void e1000_tx_bh(void *opaque)
 {
@@ -111,6 +114,7 @@ void e1000_tx_reset(E1000State *s)
     memset(&s->txc, 0, sizeof(s->txc));
     e1000_tx_packet_clear(&s->txp);
     s->tx_waiting = false;
+    s->tx_ring_epoch++;
 }
 
 /* ---- sending ---- */
@@ -127,9 +131,37 @@ static void e1000_tx_count(E1000State *s, const uint8_t *frame, size_t len)
     }
 }
 
+/*
+ * The peer takes the frame, with the device lock given back in the deferred
+ * pass. A send is the longest step of the pass by far (a tap write carries
+ * the host's receive path with it: a TSO send of 46 segments held the lock
+ * for milliseconds), and the vCPUs that read ICR or write TDT meanwhile
+ * waited for it. Without the lock the pass is still alone in sending: with
+ * x-tx-defer every pass runs in the bottom half (e1000_tx_kick). What the
+ * send reads stays put, as the frame is in p->buf or p->seg, which only the
+ * pass writes. Registers may change meanwhile; a reset (CTRL.RST, the
+ * machine's) or a new ring (TDBAL, TDBAH, TDLEN, TDH) moves tx_ring_epoch,
+ * and then the pass ends at once: the descriptors it holds are no longer
+ * the guest's ring, and its head must not overwrite the new TDH.
+ */
+static E1000TxResult e1000_tx_peer_send(E1000State *s, const struct iovec *iov, int n)
+{
+    if (!s->tx_deferred) {
+        return net_send(s->nc, iov, n) ? E1000_TX_DONE : E1000_TX_REFUSED;
+    }
+    unsigned epoch = s->tx_ring_epoch;
+    device_unlock(&s->pci.qdev);
+    bool taken = net_send(s->nc, iov, n) != 0;
+    device_lock(&s->pci.qdev);
+    if (s->tx_ring_epoch != epoch) {
+        return E1000_TX_RING_GONE;
+    }
+    return taken ? E1000_TX_DONE : E1000_TX_REFUSED;
+}
+
 /* One frame to the peer, with the VLAN tag inserted if the packet asked
- * (VLE) and CTRL.VME allows. False: the peer cannot take it now. */
-static bool e1000_tx_send_frame(E1000State *s, const uint8_t *frame, size_t len)
+ * (VLE) and CTRL.VME allows. */
+static E1000TxResult e1000_tx_send_frame(E1000State *s, const uint8_t *frame, size_t len)
 {
     struct iovec iov[3];
     int n = 1;
@@ -138,7 +170,7 @@ static bool e1000_tx_send_frame(E1000State *s, const uint8_t *frame, size_t len)
         /* Nothing goes on a wire, and a peer's 0 for it would read as
          * "not now": the ring would wait for a send_ready never sent. */
         qemu_log_mask(LOG_GUEST_ERROR, "e1000: TX packet of no bytes dropped\n");
-        return true;
+        return E1000_TX_DONE;
     }
     if (s->txp.vle && (E1000_REG(s, E1000_CTRL) & E1000_CTRL_VME) && len >= ETH_ADDRS) {
         put_be16(tag, E1000_REG(s, E1000_VET));
@@ -151,11 +183,11 @@ static bool e1000_tx_send_frame(E1000State *s, const uint8_t *frame, size_t len)
     } else {
         iov[0] = (struct iovec) { .iov_base = (void *)frame, .iov_len = len };
     }
-    if (!net_send(s->nc, iov, n)) {
-        return false;
+    E1000TxResult res = e1000_tx_peer_send(s, iov, n);
+    if (res == E1000_TX_DONE) {
+        e1000_tx_count(s, frame, len);
     }
-    e1000_tx_count(s, frame, len);
-    return true;
+    return res;
 }
 
 /* Sum [start, end) with the seed already in the field, plus extra (the
@@ -280,9 +312,13 @@ static E1000TxResult e1000_tx_tso(E1000State *s)
             return E1000_TX_PAUSED;
         }
         size_t len = e1000_tso_segment(s, i, nsegs);
-        if (!e1000_tx_send_frame(s, p->seg, len)) {
+        E1000TxResult res = e1000_tx_send_frame(s, p->seg, len);
+        if (res == E1000_TX_RING_GONE) {
+            return res;
+        }
+        if (res == E1000_TX_REFUSED) {
             p->segs_sent = i;
-            return E1000_TX_REFUSED;
+            return res;
         }
     }
     e1000_stat_inc(s, E1000_TSCTC);
@@ -300,7 +336,7 @@ static E1000TxResult e1000_tx_send_packet(E1000State *s)
     if (p->tse) {
         return e1000_tx_tso(s);
     }
-    return e1000_tx_send_frame(s, p->buf, p->len) ? E1000_TX_DONE : E1000_TX_REFUSED;
+    return e1000_tx_send_frame(s, p->buf, p->len);
 }
 
 /* ---- descriptors ---- */
@@ -432,6 +468,10 @@ static bool e1000_tx_run(E1000State *s, unsigned max_packets)
             break;
         }
         E1000TxResult res = e1000_tx_descriptor(s, d);
+        if (res == E1000_TX_RING_GONE) {
+            e1000_tx_packet_clear(&s->txp);     /* its descriptors went with the ring */
+            return false;
+        }
         if (res == E1000_TX_REFUSED) {
             s->tx_waiting = true;
             break;

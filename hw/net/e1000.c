@@ -339,6 +339,7 @@ static void e1000_reg_write(E1000State *s, unsigned offset, uint32_t value)
         E1000_REG(s, offset) = offset == E1000_TDBAL || offset == E1000_TDBAH ? value
                                                                             : value & 0xfffff;
         s->tx_ring_error = false;
+        s->tx_ring_epoch++;
         return;
     case E1000_TDT:
         E1000_REG(s, E1000_TDT) = value & 0xffff;

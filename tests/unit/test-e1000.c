@@ -68,16 +68,31 @@ static unsigned map_irq(unsigned slot, unsigned pin)
     return GSI_BASE + (slot + pin - 1) % 4;
 }
 
+typedef struct TestDev TestDev;
+
 static struct {
     GPtrArray *frames;          /* GByteArray per frame the NIC sent */
     bool refuse;
     unsigned send_ready;
+    unsigned locks_held;        /* device locks held at the last frame */
+    /* The guest writes write_value to write_reg while the peer has the
+     * NIC's frame number write_at (from 0). */
+    TestDev *write_dev;
+    unsigned write_at, write_reg;
+    uint32_t write_value;
 } fake;
+
+static void wr(TestDev *t, unsigned reg, uint32_t value);
 
 static ssize_t fake_receive(NetClientState *nc, const struct iovec *iov, int iovcnt)
 {
     if (fake.refuse) {
         return 0;
+    }
+    fake.locks_held = device_locks_held();
+    if (fake.write_dev && fake.frames->len == fake.write_at) {
+        wr(fake.write_dev, fake.write_reg, fake.write_value);
+        fake.write_dev = NULL;
     }
     size_t size = iov_size(iov, iovcnt);
     GByteArray *b = g_byte_array_sized_new(size);
@@ -98,7 +113,7 @@ static const NetClientInfo fake_info = {
 
 /* ---- the device ---- */
 
-typedef struct TestDev {
+struct TestDev {
     PCIBus *bus;
     unsigned devfn;
     QEMUDevice *qdev;
@@ -108,7 +123,7 @@ typedef struct TestDev {
     unsigned gsi;
     unsigned tx_tail;
     unsigned rx_tail;
-} TestDev;
+};
 
 static uint32_t cfg_read(TestDev *t, uint32_t offset, unsigned len)
 {
@@ -153,6 +168,7 @@ static TestDev *dev_new_conf(bool tx_deferred)
     fake.frames = g_ptr_array_new_with_free_func((GDestroyNotify)g_byte_array_unref);
     fake.refuse = false;
     fake.send_ready = 0;
+    fake.write_dev = NULL;
     Error *err = NULL;
     g_autofree char *id = g_strdup_printf("n%u", n++);
     NetDev *nd = netdev_new("test", id, 1, &fake_info, &err);
@@ -846,6 +862,59 @@ static void test_tso_tiny_mss_bounded(void)
     dev_free(t);
 }
 
+/*
+ * The deferred pass gives the device lock back while the peer takes each
+ * frame: a tap write can take long, and a vCPU reading ICR or writing TDT
+ * would wait for it. On the vCPU (x-tx-defer=off) the write holds the
+ * lock, as the MMIO write that sends does.
+ */
+static void test_tx_sends_unlocked(gconstpointer deferred)
+{
+    TestDev *t = dev_new_conf(GPOINTER_TO_INT(deferred));
+    tx_setup(t);
+    fill_pattern(gpa(TX_BUF), 100, 4);
+    fake.locks_held = UINT_MAX;
+    tx_queue(t, TX_BUF, 100 | E1000_TXD_CMD_EOP | E1000_TXD_CMD_RS, 0);
+    tx_kick(t);
+    g_assert_cmpuint(fake.frames->len, ==, 1);
+    g_assert_cmpuint(fake.locks_held, ==, GPOINTER_TO_INT(deferred) ? 0 : 1);
+    g_assert_cmpuint(rd(t, E1000_TDH), ==, 1);
+    dev_free(t);
+}
+
+/*
+ * The guest resets the device (CTRL.RST) or sets a new TDH while a TSO
+ * segment is with the peer: the pass ends there. No more segments go, no
+ * descriptor is written back, TDH stays as the guest left it, and the
+ * device transmits right once the guest sets the ring up again.
+ */
+static void test_tx_ring_gone_while_sending(gconstpointer reg)
+{
+    TestDev *t = dev_new();
+    tx_setup(t);
+    fake.write_dev = t;
+    fake.write_at = 3;
+    fake.write_reg = GPOINTER_TO_UINT(reg);
+    fake.write_value = fake.write_reg == E1000_CTRL ? E1000_CTRL_RST : 0;
+    TcpSend ts = { .ipv = 4, .tso = true, .mss = 1448, .payload_len = 20000, .seq = 3,
+                   .ip_id = 1, .flags = 0x18, .seed = 17 };
+    tx_tcp(t, &ts);
+    g_assert_null(fake.write_dev);
+    g_assert_cmpuint(fake.frames->len, ==, 4);     /* the fourth was with the peer */
+    g_assert_cmpuint(rd(t, E1000_TDH), ==, 0);
+    for (unsigned i = 0; i < t->tx_tail; i++) {
+        g_assert_cmphex(tx_desc(t, i)[12] & E1000_TXD_STAT_DD, ==, 0);
+    }
+    /* The guest starts over: the whole send goes, segments checked. */
+    g_ptr_array_set_size(fake.frames, 0);
+    tx_setup(t);
+    tx_tcp(t, &ts);
+    g_assert_cmpuint(fake.frames->len, ==, (ts.payload_len + ts.mss - 1) / ts.mss);
+    run_checker(&ts, 0);
+    g_assert_cmpuint(rd(t, E1000_TDH), ==, t->tx_tail);
+    dev_free(t);
+}
+
 /* ---- receive ---- */
 
 static void rx_setup(TestDev *t, unsigned owned, uint32_t rctl)
@@ -1312,6 +1381,14 @@ int main(int argc, char **argv)
     g_test_add_data_func("/e1000/tso/ipv4", GINT_TO_POINTER(4), test_tso);
     g_test_add_data_func("/e1000/tso/ipv6", GINT_TO_POINTER(6), test_tso);
     g_test_add_func("/e1000/tso-tiny-mss-bounded", test_tso_tiny_mss_bounded);
+    g_test_add_data_func("/e1000/tx-sends-unlocked/deferred", GINT_TO_POINTER(1),
+                         test_tx_sends_unlocked);
+    g_test_add_data_func("/e1000/tx-sends-unlocked/on-vcpu", GINT_TO_POINTER(0),
+                         test_tx_sends_unlocked);
+    g_test_add_data_func("/e1000/tx-ring-gone-while-sending/reset",
+                         GUINT_TO_POINTER(E1000_CTRL), test_tx_ring_gone_while_sending);
+    g_test_add_data_func("/e1000/tx-ring-gone-while-sending/tdh",
+                         GUINT_TO_POINTER(E1000_TDH), test_tx_ring_gone_while_sending);
     g_test_add_func("/e1000/rx-filters", test_rx_filters);
     g_test_add_func("/e1000/rx-checksum-and-vlan", test_rx_checksum_and_vlan);
     g_test_add_func("/e1000/rx-full-ring", test_rx_full_ring);

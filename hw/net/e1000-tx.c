@@ -313,11 +313,8 @@ static E1000TxResult e1000_tx_tso(E1000State *s)
         }
         size_t len = e1000_tso_segment(s, i, nsegs);
         E1000TxResult res = e1000_tx_send_frame(s, p->seg, len);
-        if (res == E1000_TX_RING_GONE) {
-            return res;
-        }
-        if (res == E1000_TX_REFUSED) {
-            p->segs_sent = i;
+        if (res != E1000_TX_DONE) {
+            p->segs_sent = i;   /* refused: resume here; ring gone: cleared by the pass */
             return res;
         }
     }

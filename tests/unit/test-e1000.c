@@ -1150,6 +1150,72 @@ static void test_rx_replays_coalesced_writes(void)
     dev_free(t);
 }
 
+/* Whether a write to addr would be coalesced: a listener collects the
+ * zones KVM would be given, as KVM's own listener does. */
+typedef struct ZoneProbe {
+    MemoryListener l;
+    uint64_t addr;
+    bool covered;
+} ZoneProbe;
+
+static void zone_probe_range(uint64_t addr, uint64_t size, void *opaque)
+{
+    ZoneProbe *p = opaque;
+    p->covered |= p->addr >= addr && p->addr - addr < size;
+}
+
+static void zone_probe_add(MemoryListener *l, AddressSpace *as, const MemoryRegionSection *s)
+{
+    memory_section_for_each_coalesced(s, zone_probe_range, l);
+}
+
+static void zone_probe_del(MemoryListener *l, AddressSpace *as, const MemoryRegionSection *s)
+{
+    /* Registered only for the replay of region_add. */
+}
+
+static bool write_coalesced(uint64_t addr)
+{
+    ZoneProbe p = { .l.region_add = zone_probe_add, .l.region_del = zone_probe_del, .addr = addr };
+    memory_listener_register(&p.l, address_space_memory);
+    memory_listener_unregister(&p.l, address_space_memory);
+    return p.covered;
+}
+
+/*
+ * IMC is a posted write (coalesced): the line stays as it was until the
+ * guest's next access, which replays it first. Linux's interrupt handler
+ * masks with IMC and reads STATUS at once for that. The registers that
+ * raise or unmask an interrupt, or start a transmission, exit at once.
+ */
+static void test_imc_posted_until_next_access(void)
+{
+    TestDev *t = dev_new();
+    g_assert_true(write_coalesced(t->bar0 + E1000_IMC));
+    g_assert_true(write_coalesced(t->bar0 + E1000_RDT));
+    static const unsigned immediate[] = {
+        E1000_MDIC, E1000_ICR, E1000_ICS, E1000_IMS, E1000_TCTL, E1000_TDT,
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(immediate); i++) {
+        g_assert_false(write_coalesced(t->bar0 + immediate[i]));
+    }
+
+    wr(t, E1000_IMS, E1000_ICR_TXDW);
+    wr(t, E1000_ICS, E1000_ICR_TXDW);
+    g_assert_true(irq(t));
+    struct kvm_coalesced_mmio_ring *ring = fake_ring_new();
+    memory_coalesced_attach(ring, FAKE_RING_CAPACITY);
+    fake_ring_push(ring, t->bar0 + E1000_IMC, ~0u, 4, false);
+    g_assert_true(irq(t));                  /* not yet seen by the device */
+    rd(t, E1000_STATUS);                    /* the driver's flush */
+    g_assert_cmpuint(ring->first, ==, ring->last);
+    g_assert_false(irq(t));
+    memory_coalesced_attach(NULL, 0);
+    g_assert_cmphex(rd(t, E1000_ICR), ==, E1000_ICR_TXDW);   /* the cause stays */
+    g_free(ring);
+    dev_free(t);
+}
+
 /* A frame that needs more buffers than the ring can ever lend (count - 1)
  * is dropped and counted: refusing it would stop the backend for good. */
 static void test_rx_frame_larger_than_ring(void)
@@ -1393,6 +1459,7 @@ int main(int argc, char **argv)
     g_test_add_func("/e1000/rx-checksum-and-vlan", test_rx_checksum_and_vlan);
     g_test_add_func("/e1000/rx-full-ring", test_rx_full_ring);
     g_test_add_func("/e1000/rx-replays-coalesced-writes", test_rx_replays_coalesced_writes);
+    g_test_add_func("/e1000/imc-posted-until-next-access", test_imc_posted_until_next_access);
     g_test_add_func("/e1000/rx-frame-larger-than-ring", test_rx_frame_larger_than_ring);
     g_test_add_func("/e1000/concurrent-rx-tx", test_concurrent_rx_tx);
     g_test_add_func("/e1000/hostile-rx-ring", test_hostile_rx_ring);

@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""Where the bench host's CPU goes while iperf3 runs through a NIC.
+
+A 2-vCPU guest runs one iperf3 stream (14 s) through DEVICE on a tap in a
+2-vCPU L1, guest to host or host to guest (-R). 4 s into the run and 6 s
+later the fragment reads L1's /proc/stat, every thread of the VMM
+(/proc/PID/task/*/stat: named with -name debug-threads=on) and iperf3's
+and the kernel's ksoftirqd/kworker threads. The report gives, per VMM, the
+clock ticks of those 6 s (L1 counts 100 per CPU-second): L1 idle, the L2
+guest running, each VMM thread, the others. Ours with device-lock=on
+against Debian's QEMU, alternating. A probe for finding costs, not
+pass/fail; docs/benchmarks.md has its readings.
+
+  tests/bench/net_cpu.py [--device e1000|virtio] [--direction g->h|h->g] [--rounds N]
+"""
+
+import argparse
+import os
+import re
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tests/functional"))
+
+# One 2-vCPU L1 per batch, so the guest's vCPUs, the VMM's threads and
+# iperf3 share two CPUs as in the regression scripts' 2-vCPU rows.
+os.environ["BENCH_L1_SMP"] = "2"
+os.environ.setdefault("VMM_TEST_L1_PARALLEL", "1")
+
+import kvmhost  # noqa: E402
+from kvmhost.net import E1000, GUEST_ADDR, HOST_ADDR, PREFIX, VIRTIO, nic_args, \
+    tap_netdev, tap_script  # noqa: E402
+
+VMMS = {
+    "ours-on": (str(REPO / "build/qemu-system-x86_64"), "-machine pc,device-lock=on"),
+    "qemu": ("/usr/bin/qemu-system-x86_64", "-machine pc"),
+}
+MODELS = {"e1000": E1000, "virtio": VIRTIO}
+# /proc/stat's cpu line, in its order.
+CPU_FIELDS = ("user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal", "guest")
+
+# Host side: one snapshot is L1's cpu line, then "T " + each VMM thread's
+# stat line and "P " + each other thread of interest. Few forks: on a busy
+# nested L1 each one costs the run.
+SNAPSHOT = r'''snap() {
+    head -1 /proc/stat
+    cat /proc/"$(cat "$WORK/net.pid")"/task/*/stat | sed 's/^/T /'
+    cat /proc/[0-9]*/stat 2>/dev/null |
+        grep -E '[(](iperf3|ksoftirqd/[0-9]+|kworker[^)]*)[)]' | sed 's/^/P /'
+}
+guest_wait_for net "Connecting to host" 400 && sleep 4 && snap > "$WORK/s0" &&
+    sleep 6 && snap > "$WORK/s1"
+echo @@SNAP-0; cat "$WORK/s0"; echo @@SNAP-1; cat "$WORK/s1"; echo @@SNAP-END'''
+
+
+def fragment(name, vmm, device, direction):
+    binary, machine = VMMS[vmm]
+    reverse = " -R" if direction == "h->g" else ""
+    args = kvmhost.l2_args(f"iperf3 -c {HOST_ADDR} -t14 -fm{reverse}", smp=2,
+                           append=f"kit.ip={GUEST_ADDR}/{PREFIX}",
+                           extra=[machine, "-name", "bench,debug-threads=on",
+                                  *nic_args(MODELS[device], tap_netdev())])
+    return kvmhost.Fragment(name, tap_script("net", 500, args, during=SNAPSHOT), binary,
+                            limit=600)
+
+
+def parse_snapshot(text):
+    """{'cpu': [ticks per CPU_FIELDS], thread name: ticks}. kworkers are
+    summed under one name; the VMM's threads keep theirs."""
+    lines = text.strip().splitlines()
+    ticks = {"cpu": [int(x) for x in lines[0].split()[1:len(CPU_FIELDS) + 1]]}
+    for line in lines[1:]:
+        kind, stat = line.split(" ", 1)
+        comm = stat[stat.index("(") + 1:stat.rindex(")")]
+        fields = stat[stat.rindex(")") + 2:].split()
+        if kind == "P" and comm.startswith("kworker"):
+            comm = "kworker"
+        # utime and stime: fields 14 and 15 of the line, 12 and 13 after comm.
+        ticks[comm] = ticks.get(comm, 0) + int(fields[11]) + int(fields[12])
+    return ticks
+
+
+def report(outcome):
+    found = re.search(r"@@SNAP-0\n(.*)@@SNAP-1\n(.*)@@SNAP-END", outcome.output, re.S)
+    guest = outcome.guests.get("net")
+    rate = re.findall(r"([\d.]+) Mbits/sec.*receiver", guest.log if guest else "")
+    if not found:
+        return f"{outcome.name}: no snapshots (Mbit/s {rate})"
+    before, after = parse_snapshot(found.group(1)), parse_snapshot(found.group(2))
+    cpu = dict(zip(CPU_FIELDS, (b - a for a, b in zip(before["cpu"], after["cpu"]))))
+    threads = sorted(((after[k] - before.get(k, 0), k) for k in after if k != "cpu"),
+                     reverse=True)
+    return (f"{outcome.name}: {rate[0] if rate else 'no'} Mbit/s; ticks: idle {cpu['idle']}, "
+            f"guest {cpu['guest']}, user {cpu['user']} (guest included), system "
+            f"{cpu['system']}, softirq {cpu['softirq']}\n    "
+            + ", ".join(f"{name} {n}" for n, name in threads if n > 0))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--device", choices=sorted(MODELS), default="e1000")
+    ap.add_argument("--direction", choices=("g->h", "h->g"), default="h->g")
+    ap.add_argument("--rounds", type=int, default=1)
+    args = ap.parse_args()
+    frags = [fragment(f"{r}{i}_{vmm}", vmm, args.device, args.direction)
+             for r in range(args.rounds) for i, vmm in enumerate(VMMS)]
+    outcomes = kvmhost.run_batch(frags, logdir=REPO / "build/bench-logs/net_cpu")
+    print(f"{args.device}, {args.direction}, 2-vCPU guest in a 2-vCPU L1, 6 s of ticks:")
+    for frag in frags:
+        print(report(outcomes[frag.name]))
+
+
+if __name__ == "__main__":
+    main()

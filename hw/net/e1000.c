@@ -427,16 +427,16 @@ static const MemoryRegionOps e1000_io_ops = {
  * Coalesced MMIO: writes the driver makes that need no immediate answer
  * wait in KVM's ring and reach e1000_reg_write at the next exit (dispatch
  * replays the ring before any other access to the device). Left out: MDIC
- * (the driver polls its result), ICR, ICS and IMS (a cause or an unmasked
- * one must not wait for an exit: the driver re-enables IMS and may halt,
+ * (the driver polls its result), ICR, ICS and IMS (raising or unmasking a
+ * cause must not wait for an exit: the driver re-enables IMS and may halt,
  * and a halt does not exit to user space), TCTL and TDT (they start
- * transmission). IMC is coalesced: on PCI it is a posted write, which the
- * device may see after raising one more interrupt, so drivers follow it
- * with a read when they need it applied (Linux's interrupt handler masks
- * with IMC then reads STATUS, and that read replays the ring); an
- * interrupt raised meanwhile is one more the guest's handler finds
- * nothing in. That saves one of the five exits of each of Linux's
- * interrupts (ICR, IMC, STATUS, then IMS and STATUS after its poll).
+ * transmission). IMC is coalesced: on PCI it is a posted write that may
+ * reach the device after it raised another cause, so drivers read a
+ * register after it when they need the mask in place (Linux's interrupt
+ * handler reads STATUS right after its IMC, and that read replays the
+ * ring). Until then a new cause may assert the line, as on hardware. That
+ * saves one of the five exits of each of Linux's interrupts (ICR, IMC,
+ * STATUS, then IMS and STATUS after its poll).
  * RDT is coalesced: refilled buffers that no frame is waiting for have no
  * effect, and when a frame waits the driver's IMS write that ends its
  * poll follows and drains the ring first.

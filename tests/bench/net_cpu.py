@@ -29,8 +29,8 @@ os.environ["BENCH_L1_SMP"] = "2"
 os.environ.setdefault("VMM_TEST_L1_PARALLEL", "1")
 
 import kvmhost  # noqa: E402
-from kvmhost.net import E1000, GUEST_ADDR, HOST_ADDR, PREFIX, VIRTIO, nic_args, \
-    tap_netdev, tap_script  # noqa: E402
+from kvmhost.net import E1000, GUEST_ADDR, HOST_ADDR, PREFIX, VIRTIO, iperf_rates, \
+    nic_args, tap_netdev, tap_script  # noqa: E402
 
 VMMS = {
     "ours-on": (str(REPO / "build/qemu-system-x86_64"), "-machine pc,device-lock=on"),
@@ -84,7 +84,7 @@ def parse_snapshot(text):
 def report(outcome):
     found = re.search(r"@@SNAP-0\n(.*)@@SNAP-1\n(.*)@@SNAP-END", outcome.output, re.S)
     guest = outcome.guests.get("net")
-    rate = re.findall(r"([\d.]+) Mbits/sec.*receiver", guest.log if guest else "")
+    rate = iperf_rates(guest.log) if guest else []
     if not found:
         return f"{outcome.name}: no snapshots (Mbit/s {rate})"
     before, after = parse_snapshot(found.group(1)), parse_snapshot(found.group(2))

@@ -32,19 +32,13 @@
 #include <glib.h>
 #include "e1000-internal.h"
 #include "net/checksum.h"
+#include "net/tcp-segment.h"
 #include "qemu/log.h"
 
-#define TCP_FLAG_FIN    0x01
-#define TCP_FLAG_PSH    0x08
-#define TCP_FLAGS       13      /* offset in the TCP header */
-#define TCP_SEQ         4
 #define TCP_MIN_HDR     20
 #define UDP_LEN         4
 #define UDP_HDR         8
-#define IPV4_TOTAL_LEN  2
-#define IPV4_ID         4
 #define IPV4_MIN_HDR    20
-#define IPV6_PAYLOAD_LEN 4
 #define IPV6_HDR        40
 #define ETH_ADDRS       12      /* destination and source: where a VLAN tag goes */
 #define ETH_CRC         4
@@ -266,20 +260,11 @@ static size_t e1000_tso_segment(E1000State *s, unsigned i, unsigned nsegs)
     uint8_t *seg = p->seg;
     memcpy(seg, p->buf, hdr);
     memcpy(seg + hdr, p->buf + hdr + off, take);
-    if (c->ipv4) {
-        put_be16(seg + c->ipcss + IPV4_TOTAL_LEN, len - c->ipcss);
-        put_be16(seg + c->ipcss + IPV4_ID,
-                 get_be16(p->buf + c->ipcss + IPV4_ID) + i);
-    } else {
-        put_be16(seg + c->ipcss + IPV6_PAYLOAD_LEN, len - c->ipcss - IPV6_HDR);
-    }
     if (c->tcp) {
-        put_be32(seg + c->tucss + TCP_SEQ,
-                 get_be32(p->buf + c->tucss + TCP_SEQ) + (uint32_t)off);
-        if (i + 1 < nsegs) {
-            seg[c->tucss + TCP_FLAGS] &= ~(TCP_FLAG_FIN | TCP_FLAG_PSH);
-        }
+        NetTcpHeaders h = { .l3 = c->ipcss, .l4 = c->tucss, .hdr_len = hdr, .ipv4 = c->ipv4 };
+        net_tcp_segment_fields(seg, len, &h, i, off, i + 1 == nsegs);
     } else {
+        net_ip_segment_fields(seg, len, c->ipcss, c->ipv4, i);
         put_be16(seg + c->tucss + UDP_LEN, len - c->tucss);
     }
     if (p->ixsm && c->ipv4) {

@@ -15,6 +15,7 @@
 #include "hw/net/e1000.h"
 #include "hw/pci/pci.h"
 #include "net/net.h"
+#include "net/tcp-segment.h"
 #include "qemu/bh.h"
 #include "qemu/byte-order.h"  /* descriptors are little-endian, headers big */
 #include "qemu/timer.h"
@@ -33,6 +34,8 @@
 #define E1000_RX_MAX_FRAME      16384
 #define E1000_MAX_DESC_DATA     16384   /* one descriptor's buffer, at most */
 #define E1000_TX_MAX_SEGMENT    (16384 + 256)   /* headers + MSS of one TSO segment */
+/* The largest GSO packet a tap hands over (net/tap.c reads that much). */
+#define E1000_RX_MAX_GSO_PACKET (65536 + 4096)
 
 /* An interrupt cause held back by a packet timer and an absolute timer
  * (RDTR/RADV for RXT0, TIDV/TADV for TXDW). */
@@ -53,6 +56,19 @@ typedef struct E1000TxContext {
     uint16_t mss;
     bool tcp, ipv4, tse;
 } E1000TxContext;
+
+/* A host's GSO packet being cut into frames in the RX ring
+ * (e1000-rx-offload.c). */
+typedef struct E1000RxGso {
+    NetTcpHeaders h;
+    size_t len;                 /* headers and payload */
+    uint16_t mss;
+    unsigned next;              /* the next segment to store */
+    /* The ring filled up partway: the rest waits in buf (len bytes of
+     * E1000_RX_MAX_GSO_PACKET) for the next RDT. */
+    bool pending;
+    uint8_t *buf;
+} E1000RxGso;
 
 /* The packet being gathered from TX descriptors. */
 typedef struct E1000TxPacket {
@@ -76,6 +92,9 @@ typedef struct E1000State {
     GMainContext *ctx;          /* the device's: RX, deferred TX, timers */
     bool tx_deferred;           /* x-tx-defer: TX runs on ctx, not the vCPU */
     bool coalesced_mmio;
+    /* Frames to and from the peer carry a virtio-net header, and the host
+     * may offload checksums and TCP segmentation to us (e1000-rx-offload.c). */
+    bool host_offloads;
 
     uint32_t regs[E1000_REGS_SIZE / 4];
     uint32_t ioaddr;            /* BAR1's IOADDR latch */
@@ -108,6 +127,8 @@ typedef struct E1000State {
     E1000TxContext txc;
     E1000TxPacket txp;
     uint8_t *rx_frame;          /* E1000_RX_MAX_FRAME + 4 bytes */
+    E1000RxGso rx_gso;
+    QEMUBH *rx_gso_bh;          /* resumes a pending GSO packet on ctx */
 } E1000State;
 
 /* e1000.c */
@@ -156,8 +177,27 @@ void e1000_tx_resume(E1000State *s);
 /* e1000-rx.c */
 /* NetClientInfo.receive: on ctx, no lock held. */
 ssize_t e1000_receive(NetClientState *nc, const struct iovec *iov, int iovcnt);
-/* The guest gave the receive ring buffers (RDT, RCTL.EN): a peer that was
- * refused may send again. */
+/* The guest gave the receive ring buffers (RDT, RCTL.EN): a pending GSO
+ * packet goes on, a peer that was refused may send again. */
 void e1000_rx_ring_refilled(E1000State *s);
+/*
+ * Receive the len bytes in s->rx_frame (which has room for the CRC after
+ * them) as one frame off the wire: false, with nothing stored, when the
+ * ring has no room for it now (rx_blocked is set). Otherwise it is stored,
+ * or dropped as the wire drops it (receiver off, filtered, too long: a
+ * frame over E1000_RX_MAX_FRAME is dropped before its bytes are read, so
+ * the caller need not copy it). l4_sum_good: the TCP/UDP checksum is known
+ * to be right (the host computed or checked it), RXCSUM need not sum it.
+ */
+bool e1000_rx_put(E1000State *s, size_t len, bool l4_sum_good);
+
+/* e1000-rx-offload.c */
+/* Take the tap's vnet header and offloads, if it has them (realize). */
+void e1000_rx_offload_init(E1000State *s, bool wanted);
+/* A frame with its vnet header: as e1000_receive, lock held. */
+ssize_t e1000_rx_offloaded(E1000State *s, const struct iovec *iov, int iovcnt, size_t size);
+/* RDT: a pending GSO packet goes on (false: there is none). */
+bool e1000_rx_gso_resume(E1000State *s);
+void e1000_rx_offload_reset(E1000State *s);
 
 #endif

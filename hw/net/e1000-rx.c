@@ -101,10 +101,11 @@ static bool e1000_rx_accept(E1000State *s, const uint8_t *frame, size_t len)
 }
 
 /* RXCSUM: the IPv4 header checksum (IPOFL) and the TCP/UDP checksum over
- * the pseudo-header (TUOFL) of an unfragmented IPv4 packet. Returns the
- * descriptor's status bits, errors in *errors. */
+ * the pseudo-header (TUOFL) of an unfragmented IPv4 packet, the latter
+ * taken as right without a sum when l4_sum_good. Returns the descriptor's
+ * status bits, errors in *errors. */
 static uint8_t e1000_rx_checksum(E1000State *s, const uint8_t *frame, size_t len,
-                                 uint8_t *errors)
+                                 bool l4_sum_good, uint8_t *errors)
 {
     uint32_t rxcsum = E1000_REG(s, E1000_RXCSUM);
     *errors = 0;
@@ -141,8 +142,11 @@ static uint8_t e1000_rx_checksum(E1000State *s, const uint8_t *frame, size_t len
     if (proto == IPPROTO_UDP_NR && (l4_len < 8 || !get_be16(l4 + 6))) {
         return status;          /* no UDP checksum to check */
     }
-    uint32_t sum = net_checksum_add(proto + (uint32_t)l4_len, ip + 12, 8);
     status |= E1000_RXD_STAT_TCPCS;
+    if (l4_sum_good) {
+        return status;
+    }
+    uint32_t sum = net_checksum_add(proto + (uint32_t)l4_len, ip + 12, 8);
     if (net_checksum_finish(net_checksum_add(sum, l4, l4_len))) {
         *errors |= E1000_RXD_ERR_TCPE;
     }
@@ -207,34 +211,33 @@ static bool e1000_rx_store(E1000State *s, E1000Ring *r, const uint8_t *frame, si
     return true;
 }
 
-static ssize_t e1000_rx_frame(E1000State *s, const struct iovec *iov, int iovcnt, size_t size)
+bool e1000_rx_put(E1000State *s, size_t len, bool l4_sum_good)
 {
     uint32_t rctl = E1000_REG(s, E1000_RCTL);
     if (!(rctl & E1000_RCTL_EN) || !e1000_link_up(s) || s->rx_ring_error ||
         !pci_bus_master_enabled(&s->pci)) {
-        return size;
+        return true;
     }
     size_t max = (rctl & E1000_RCTL_LPE) ? E1000_RX_MAX_FRAME : ETH_MAX_FRAME;
-    if (size > max) {
+    if (len > max) {
         e1000_stat_inc(s, E1000_ROC);
-        return size;
+        return true;
     }
     uint8_t *frame = s->rx_frame;
-    size_t len = iov_to_buf(iov, iovcnt, 0, frame, size);
     if (len < ETH_MIN_FRAME) {
         memset(frame + len, 0, ETH_MIN_FRAME - len);
         len = ETH_MIN_FRAME;
     }
     if (!e1000_rx_accept(s, frame, len)) {
-        return size;
+        return true;
     }
     E1000Ring r;
     if (!e1000_ring_get(s, E1000_RDBAL, "RX", &r)) {
         s->rx_ring_error = true;
-        return size;
+        return true;
     }
     uint8_t errors;
-    uint8_t status = e1000_rx_checksum(s, frame, len, &errors);
+    uint8_t status = e1000_rx_checksum(s, frame, len, l4_sum_good, &errors);
     uint16_t special = 0;
     if ((E1000_REG(s, E1000_CTRL) & E1000_CTRL_VME) && e1000_vlan_tagged(s, frame, len)) {
         special = get_be16(frame + ETH_HLEN);
@@ -256,15 +259,15 @@ static ssize_t e1000_rx_frame(E1000State *s, const struct iovec *iov, int iovcnt
                       "more than a ring of %u can lend; dropped\n", total, needed, bufsize,
                       r.count);
         e1000_stat_inc(s, E1000_MPC);
-        return size;
+        return true;
     }
     if (e1000_ring_owned(&r) < needed) {
         s->rx_blocked = true;
-        return 0;
+        return false;
     }
     if (!e1000_rx_store(s, &r, frame, total, bufsize, status, errors, special)) {
         s->rx_ring_error = true;
-        return size;
+        return true;
     }
     e1000_rx_count(s, frame, len);
     e1000_delay_cause(s, &s->rx_delay, E1000_REG(s, E1000_RDTR), E1000_REG(s, E1000_RADV));
@@ -272,7 +275,15 @@ static ssize_t e1000_rx_frame(E1000State *s, const struct iovec *iov, int iovcnt
     if (e1000_ring_owned(&r) <= r.count >> (rdmts + 1)) {
         e1000_set_interrupt_cause(s, E1000_ICR_RXDMT0);
     }
-    return size;
+    return true;
+}
+
+static ssize_t e1000_rx_frame(E1000State *s, const struct iovec *iov, int iovcnt, size_t size)
+{
+    if (size <= E1000_RX_MAX_FRAME) {
+        iov_to_buf(iov, iovcnt, 0, s->rx_frame, size);
+    }
+    return e1000_rx_put(s, size, false) ? (ssize_t)size : 0;
 }
 
 /*
@@ -297,13 +308,17 @@ ssize_t e1000_receive(NetClientState *nc, const struct iovec *iov, int iovcnt)
         memory_coalesced_drain();
     }
     device_lock(&s->pci.qdev);
-    ssize_t ret = e1000_rx_frame(s, iov, iovcnt, size);
+    ssize_t ret = s->host_offloads ? e1000_rx_offloaded(s, iov, iovcnt, size)
+                                   : e1000_rx_frame(s, iov, iovcnt, size);
     device_unlock(&s->pci.qdev);
     return ret;
 }
 
 void e1000_rx_ring_refilled(E1000State *s)
 {
+    if (e1000_rx_gso_resume(s)) {
+        return;             /* the peer hears once the packet is all in */
+    }
     if (s->rx_blocked) {
         s->rx_blocked = false;
         net_client_receive_ready(s->nc);

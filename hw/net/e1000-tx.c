@@ -33,6 +33,7 @@
 #include "e1000-internal.h"
 #include "net/checksum.h"
 #include "net/tcp-segment.h"
+#include "net/vnet-hdr.h"
 #include "qemu/log.h"
 
 #define TCP_MIN_HDR     20
@@ -154,11 +155,13 @@ static E1000TxResult e1000_tx_peer_send(E1000State *s, const struct iovec *iov, 
 }
 
 /* One frame to the peer, with the VLAN tag inserted if the packet asked
- * (VLE) and CTRL.VME allows. */
+ * (VLE) and CTRL.VME allows, behind a vnet header that asks for nothing
+ * when the peer takes one (host_offloads). */
 static E1000TxResult e1000_tx_send_frame(E1000State *s, const uint8_t *frame, size_t len)
 {
-    struct iovec iov[3];
-    int n = 1;
+    static const uint8_t no_offload[VIRTIO_NET_HDR_LEN_SHORT];
+    struct iovec iov[4];
+    int n = 0;
     uint8_t tag[4];
     if (!len) {
         /* Nothing goes on a wire, and a peer's 0 for it would read as
@@ -166,16 +169,18 @@ static E1000TxResult e1000_tx_send_frame(E1000State *s, const uint8_t *frame, si
         qemu_log_mask(LOG_GUEST_ERROR, "e1000: TX packet of no bytes dropped\n");
         return E1000_TX_DONE;
     }
+    if (s->host_offloads) {
+        iov[n++] = (struct iovec) { .iov_base = (void *)no_offload, .iov_len = sizeof(no_offload) };
+    }
     if (s->txp.vle && (E1000_REG(s, E1000_CTRL) & E1000_CTRL_VME) && len >= ETH_ADDRS) {
         put_be16(tag, E1000_REG(s, E1000_VET));
         put_be16(tag + 2, s->txp.vlan_tci);
-        iov[0] = (struct iovec) { .iov_base = (void *)frame, .iov_len = ETH_ADDRS };
-        iov[1] = (struct iovec) { .iov_base = tag, .iov_len = sizeof(tag) };
-        iov[2] = (struct iovec) { .iov_base = (void *)(frame + ETH_ADDRS),
-                                  .iov_len = len - ETH_ADDRS };
-        n = 3;
+        iov[n++] = (struct iovec) { .iov_base = (void *)frame, .iov_len = ETH_ADDRS };
+        iov[n++] = (struct iovec) { .iov_base = tag, .iov_len = sizeof(tag) };
+        iov[n++] = (struct iovec) { .iov_base = (void *)(frame + ETH_ADDRS),
+                                    .iov_len = len - ETH_ADDRS };
     } else {
-        iov[0] = (struct iovec) { .iov_base = (void *)frame, .iov_len = len };
+        iov[n++] = (struct iovec) { .iov_base = (void *)frame, .iov_len = len };
     }
     E1000TxResult res = e1000_tx_peer_send(s, iov, n);
     if (res == E1000_TX_DONE) {

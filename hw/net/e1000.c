@@ -196,6 +196,7 @@ static void e1000_soft_reset(E1000State *s)
     s->rx_ring_error = s->tx_ring_error = false;
     e1000_phy_reset(s);
     e1000_tx_reset(s);
+    e1000_rx_offload_reset(s);
     /* A peer refused while the ring was full may send again once the
      * guest sets the ring up; tell it then (RDT). */
 }
@@ -515,6 +516,7 @@ QEMUDevice *e1000_new(PCIBus *bus, int devfn, const E1000Conf *conf, Error **err
     e1000_delay_init(s, &s->rx_delay, E1000_ICR_RXT0);
     e1000_delay_init(s, &s->tx_delay, E1000_ICR_TXDW);
     s->rx_frame = g_malloc(E1000_RX_MAX_FRAME + 4);
+    e1000_rx_offload_init(s, conf->host_offloads);
     e1000_tx_init(s);
     e1000_eeprom_init(s);
     e1000_soft_reset(s);
@@ -543,6 +545,7 @@ typedef struct E1000Options {
     MACAddr mac;
     bool coalesced_mmio;
     bool tx_deferred;
+    bool host_offloads;
 } E1000Options;
 
 static const DeviceProperty e1000_properties[] = {
@@ -554,6 +557,8 @@ static const DeviceProperty e1000_properties[] = {
                      "batch writes that need no answer in KVM's coalesced MMIO ring"),
     DEFINE_PROP_BOOL("x-tx-defer", E1000Options, tx_deferred, true,
                      "transmit on the device's thread instead of the vCPU that writes TDT"),
+    DEFINE_PROP_BOOL("x-host-offloads", E1000Options, host_offloads, true,
+                     "take a tap's large and unchecksummed packets and cut them in the device"),
 };
 
 static QEMUDevice *e1000_realize(const void *options, const DeviceBuses *buses, Error **errp)
@@ -562,6 +567,7 @@ static QEMUDevice *e1000_realize(const void *options, const DeviceBuses *buses, 
     E1000Conf conf = {
         .netdev = o->netdev.backend, .mac = o->mac,
         .coalesced_mmio = o->coalesced_mmio, .tx_deferred = o->tx_deferred,
+        .host_offloads = o->host_offloads,
     };
     static const MACAddr none;
     if (!memcmp(&conf.mac, &none, sizeof(none))) {

@@ -21,6 +21,7 @@
 #include "monitor/qmp.h"
 #include "net/checksum.h"
 #include "net/net.h"
+#include "net/vnet-hdr.h"
 #include "pio.h"
 #include "qemu/byte-order.h"
 #include "qemu/iov.h"
@@ -80,6 +81,9 @@ static struct {
     TestDev *write_dev;
     unsigned write_at, write_reg;
     uint32_t write_value;
+    /* A tap-like peer (fake_vnet_info): what the NIC asked of it. */
+    unsigned vnet_hdr_len;
+    NetOffloads offloads;
 } fake;
 
 static void wr(TestDev *t, unsigned reg, uint32_t value);
@@ -109,6 +113,28 @@ static void fake_send_ready(NetClientState *nc)
 
 static const NetClientInfo fake_info = {
     .type = "test", .receive = fake_receive, .send_ready = fake_send_ready,
+};
+
+static bool fake_has_vnet_hdr(NetClientState *nc)
+{
+    return true;
+}
+
+static void fake_set_vnet_hdr_len(NetClientState *nc, unsigned len)
+{
+    fake.vnet_hdr_len = len;
+}
+
+static void fake_set_offload(NetClientState *nc, const NetOffloads *offloads)
+{
+    fake.offloads = *offloads;
+}
+
+/* A peer that carries virtio-net headers, as a tap with IFF_VNET_HDR. */
+static const NetClientInfo fake_vnet_info = {
+    .type = "test-vnet", .receive = fake_receive, .send_ready = fake_send_ready,
+    .has_vnet_hdr = fake_has_vnet_hdr, .set_vnet_hdr_len = fake_set_vnet_hdr_len,
+    .set_offload = fake_set_offload,
 };
 
 /* ---- the device ---- */
@@ -156,7 +182,7 @@ static void main_loop_settle(void)
     }
 }
 
-static TestDev *dev_new_conf(bool tx_deferred)
+static TestDev *dev_new_peer(bool tx_deferred, const NetClientInfo *peer, bool host_offloads)
 {
     static unsigned n;
     TestDev *t = g_new0(TestDev, 1);
@@ -169,14 +195,17 @@ static TestDev *dev_new_conf(bool tx_deferred)
     fake.refuse = false;
     fake.send_ready = 0;
     fake.write_dev = NULL;
+    fake.vnet_hdr_len = 0;
+    memset(&fake.offloads, 0, sizeof(fake.offloads));
     Error *err = NULL;
     g_autofree char *id = g_strdup_printf("n%u", n++);
-    NetDev *nd = netdev_new("test", id, 1, &fake_info, &err);
+    NetDev *nd = netdev_new("test", id, 1, peer, &err);
     g_assert_null(err);
     t->backend = nd->queues[0];
     t->bus = pci_bus_new(map_irq);
     E1000Conf conf = {
         .netdev = nd, .mac = { { MAC0 } }, .coalesced_mmio = true, .tx_deferred = tx_deferred,
+        .host_offloads = host_offloads,
     };
     t->qdev = e1000_new(t->bus, -1, &conf, &err);
     g_assert_null(err);
@@ -188,6 +217,11 @@ static TestDev *dev_new_conf(bool tx_deferred)
     t->bar1 = cfg_read(t, PCI_BASE_ADDRESS_0 + 4, 4) & ~3u;
     t->gsi = cfg_read(t, PCI_INTERRUPT_LINE, 1);
     return t;
+}
+
+static TestDev *dev_new_conf(bool tx_deferred)
+{
+    return dev_new_peer(tx_deferred, &fake_info, true);
 }
 
 static TestDev *dev_new(void)
@@ -691,13 +725,15 @@ static size_t build_tcp_headers(uint8_t *h, const TcpSend *ts)
     return hdr;
 }
 
-static void run_checker(const TcpSend *ts, unsigned first_frame)
+/* Check frames[first_frame...] (GByteArray *) with check_tcp_frames.py. */
+static void check_frames(GPtrArray *frames, const TcpSend *ts, unsigned first_frame)
 {
     g_autofree char *dir = g_dir_make_tmp("test-e1000-XXXXXX", NULL);
     g_assert_nonnull(dir);
-    for (unsigned i = first_frame; i < fake.frames->len; i++) {
+    for (unsigned i = first_frame; i < frames->len; i++) {
         g_autofree char *name = g_strdup_printf("%s/%03u.bin", dir, i - first_frame);
-        g_assert_true(g_file_set_contents(name, (char *)sent(i)->data, sent(i)->len, NULL));
+        GByteArray *f = g_ptr_array_index(frames, i);
+        g_assert_true(g_file_set_contents(name, (char *)f->data, f->len, NULL));
     }
     g_autofree char *spec = g_strdup_printf(
         "{\"ipv\": %d, \"mss\": %u, \"payload_len\": %zu, \"seq\": %u, \"ip_id\": %u, "
@@ -714,12 +750,18 @@ static void run_checker(const TcpSend *ts, unsigned first_frame)
         g_test_message("checker: %s%s", out, err);
         g_assert_not_reached();
     }
-    for (unsigned i = first_frame; i < fake.frames->len; i++) {
+    for (unsigned i = first_frame; i < frames->len; i++) {
         g_autofree char *name = g_strdup_printf("%s/%03u.bin", dir, i - first_frame);
         g_unlink(name);
     }
     g_unlink(spec_path);
     g_rmdir(dir);
+}
+
+/* The frames the NIC sent, from number first_frame on. */
+static void run_checker(const TcpSend *ts, unsigned first_frame)
+{
+    check_frames(fake.frames, ts, first_frame);
 }
 
 /* Write the packet to TX_BUF and queue: a context descriptor, then the
@@ -1235,6 +1277,198 @@ static void test_rx_frame_larger_than_ring(void)
     dev_free(t);
 }
 
+/* ---- receive from a host that offloads (e1000-rx-offload.c) ---- */
+
+/* A frame from a tap-like peer: the virtio-net header, then the frame in
+ * two pieces (the model must not care where the pieces end). */
+static ssize_t rx_send_vnet(TestDev *t, uint8_t flags, uint8_t gso_type, uint16_t gso_size,
+                            uint16_t csum_start, const uint8_t *frame, size_t len)
+{
+    uint8_t hdr[VIRTIO_NET_HDR_LEN_SHORT] = { flags, gso_type };
+    put_le16(hdr + 4, gso_size);
+    put_le16(hdr + 6, csum_start);
+    put_le16(hdr + 8, 16);      /* csum_offset: TCP's checksum */
+    size_t cut = MIN(len, (size_t)37);
+    struct iovec iov[3] = {
+        { .iov_base = hdr, .iov_len = sizeof(hdr) },
+        { .iov_base = (void *)frame, .iov_len = cut },
+        { .iov_base = (void *)(frame + cut), .iov_len = len - cut },
+    };
+    return net_send(t->backend, iov, 3);
+}
+
+/* A TCP packet from the host to MAC0 in buf: checksums left to the NIC
+ * (the IPv4 header's too, which the host's GSO packets carry filled in,
+ * so here it is filled in for the single frame). Returns its length. */
+static size_t host_tcp_packet(uint8_t *buf, const TcpSend *ts)
+{
+    size_t hdr = build_tcp_headers(buf, ts);
+    memcpy(buf, (uint8_t[]) { MAC0 }, 6);
+    for (size_t j = 0; j < ts->payload_len; j++) {
+        buf[hdr + j] = j * 131 + ts->seed;
+    }
+    if (ts->ipv == 4 && !ts->tso) {
+        net_checksum_insert(buf, hdr, 14, 34, 24);
+    }
+    return hdr + ts->payload_len;
+}
+
+/* Take the frames stored since *next (each in one buffer, with the status
+ * want_status and no error) and give their buffers back, as Linux's driver
+ * does; then let the device's context run. */
+static void rx_reap(TestDev *t, GPtrArray *frames, unsigned *next, uint8_t want_status)
+{
+    unsigned rdh = rd(t, E1000_RDH);
+    while (*next != rdh) {
+        uint8_t *d = rx_desc(*next);
+        g_assert_cmphex(d[12], ==, E1000_RXD_STAT_DD | E1000_RXD_STAT_EOP | want_status);
+        g_assert_cmphex(d[13], ==, 0);
+        GByteArray *f = g_byte_array_new();
+        g_byte_array_append(f, gpa(get_le64(d)), get_le16(d + 8));
+        g_ptr_array_add(frames, f);
+        d[12] = 0;
+        *next = (*next + 1) % RX_RING_COUNT;
+    }
+    wr(t, E1000_RDT, (*next + RX_RING_COUNT - 1) % RX_RING_COUNT);
+    main_loop_settle();
+}
+
+/*
+ * The e1000 takes its tap's offloads, and a GSO packet of 60000 bytes
+ * reaches the guest as the frames the host would have cut (checked by
+ * check_tcp_frames.py), across a ring of 7 free buffers: the rest of the
+ * packet waits in the device for the RDTs, the next frame is refused
+ * meanwhile, and the peer hears once the packet is all in.
+ */
+static void test_rx_host_gso(gconstpointer ipv)
+{
+    TestDev *t = dev_new_peer(true, &fake_vnet_info, true);
+    g_assert_cmpuint(fake.vnet_hdr_len, ==, VIRTIO_NET_HDR_LEN_SHORT);
+    g_assert_true(fake.offloads.csum && fake.offloads.tso4 && fake.offloads.tso6);
+    g_assert_false(fake.offloads.ecn || fake.offloads.ufo);
+    rx_setup(t, RX_RING_COUNT - 1, E1000_RCTL_SECRC);
+    wr(t, E1000_RXCSUM, E1000_RXCSUM_IPOFL | E1000_RXCSUM_TUOFL);
+    bool v4 = GPOINTER_TO_INT(ipv) == 4;
+    TcpSend ts = {
+        .ipv = v4 ? 4 : 6, .tso = true, .mss = v4 ? 1448 : 1428, .payload_len = 60000,
+        .seq = 0xffffc000u, .ip_id = 0xfff0, .flags = 0x19, .seed = 3,
+    };
+    g_autofree uint8_t *pkt = g_malloc(65536);
+    size_t len = host_tcp_packet(pkt, &ts);
+    uint8_t gso = v4 ? VIRTIO_NET_HDR_GSO_TCPV4 : VIRTIO_NET_HDR_GSO_TCPV6;
+    g_assert_cmpint(rx_send_vnet(t, VIRTIO_NET_HDR_F_NEEDS_CSUM, gso, ts.mss, len - 60000 - 20,
+                                 pkt, len), ==, len + VIRTIO_NET_HDR_LEN_SHORT);
+    g_assert_cmpuint(rd(t, E1000_RDH), ==, RX_RING_COUNT - 1);
+    uint8_t small[100];
+    make_frame(small, sizeof(small), (uint8_t[]) { MAC0 });
+    g_assert_cmpint(rx_send_vnet(t, 0, 0, 0, 0, small, sizeof(small)), ==, 0);
+
+    unsigned nsegs = (ts.payload_len + ts.mss - 1) / ts.mss, next = 0;
+    g_autoptr(GPtrArray) frames = g_ptr_array_new_with_free_func(
+        (GDestroyNotify)g_byte_array_unref);
+    uint8_t status = v4 ? E1000_RXD_STAT_IPCS | E1000_RXD_STAT_TCPCS : 0;
+    for (unsigned round = 0; frames->len < nsegs; round++) {
+        g_assert_cmpuint(round, <, nsegs);
+        unsigned in_ring = (rd(t, E1000_RDH) + RX_RING_COUNT - next) % RX_RING_COUNT;
+        g_assert_cmpuint(fake.send_ready, ==, frames->len + in_ring == nsegs);
+        rx_reap(t, frames, &next, status);
+    }
+    g_assert_cmpuint(frames->len, ==, nsegs);
+    g_assert_cmpuint(fake.send_ready, ==, 1);
+    check_frames(frames, &ts, 0);
+    g_assert_cmpuint(rd(t, E1000_GPRC), ==, nsegs);
+    g_assert_cmpint(rx_send_vnet(t, 0, 0, 0, 0, small, sizeof(small)), ==,
+                    sizeof(small) + VIRTIO_NET_HDR_LEN_SHORT);
+    g_assert_cmpmem(gpa(get_le64(rx_desc(next))), sizeof(small), small, sizeof(small));
+    dev_free(t);
+}
+
+/*
+ * NEEDS_CSUM: the checksum is stored; DATA_VALID: the host checked it, so
+ * RXCSUM reports it good without a sum. The header is host input: every
+ * impossible one drops its packet and the ring works on. Frames the NIC
+ * sends carry a header asking for nothing.
+ */
+static void test_rx_host_checksum_and_hostile(void)
+{
+    TestDev *t = dev_new_peer(true, &fake_vnet_info, true);
+    rx_setup(t, RX_RING_COUNT - 1, E1000_RCTL_SECRC);
+    wr(t, E1000_RXCSUM, E1000_RXCSUM_IPOFL | E1000_RXCSUM_TUOFL);
+    TcpSend ts = { .ipv = 4, .payload_len = 1000, .seq = 42, .ip_id = 3, .flags = 0x18,
+                   .seed = 8 };
+    uint8_t f[1600];
+    size_t len = host_tcp_packet(f, &ts);
+    const uint8_t needs = VIRTIO_NET_HDR_F_NEEDS_CSUM, valid = VIRTIO_NET_HDR_F_DATA_VALID;
+    g_assert_cmpint(rx_send_vnet(t, needs, 0, 0, 34, f, len), ==, len + 10);
+    g_autoptr(GPtrArray) frames = g_ptr_array_new_with_free_func(
+        (GDestroyNotify)g_byte_array_unref);
+    unsigned next = 0;
+    rx_reap(t, frames, &next, E1000_RXD_STAT_IPCS | E1000_RXD_STAT_TCPCS);
+    check_frames(frames, &ts, 0);
+    memcpy(f, ((GByteArray *)g_ptr_array_index(frames, 0))->data, len);
+    f[len - 1] ^= 0xff;
+    rx_send_vnet(t, valid, 0, 0, 0, f, len);
+    rx_reap(t, frames, &next, E1000_RXD_STAT_IPCS | E1000_RXD_STAT_TCPCS);
+    rx_send_vnet(t, 0, 0, 0, 0, f, len);
+    g_assert_cmphex(rx_desc(next)[13], ==, E1000_RXD_ERR_TCPE);
+    rx_desc(next)[13] = 0;
+    rx_reap(t, frames, &next, E1000_RXD_STAT_IPCS | E1000_RXD_STAT_TCPCS);
+
+    /* Impossible headers: each packet taken and dropped, nothing stored. */
+    unsigned rdh = rd(t, E1000_RDH);
+    g_assert_cmpint(net_send_buf(t->backend, f, 6), ==, 6);         /* a cut header */
+    g_assert_cmpint(net_send_buf(t->backend, f, 10), ==, 10);       /* no frame */
+    g_assert_cmpint(rx_send_vnet(t, needs, VIRTIO_NET_HDR_GSO_UDP, 1000, 34, f, len), ==,
+                    len + 10);
+    g_assert_cmpint(rx_send_vnet(t, 0, VIRTIO_NET_HDR_GSO_TCPV4, 500, 34, f, len), ==, len + 10);
+    g_assert_cmpint(rx_send_vnet(t, needs, VIRTIO_NET_HDR_GSO_TCPV4, 0, 34, f, len), ==,
+                    len + 10);
+    g_assert_cmpint(rx_send_vnet(t, needs, VIRTIO_NET_HDR_GSO_TCPV6, 500, 34, f, len), ==,
+                    len + 10);
+    g_assert_cmpint(rx_send_vnet(t, needs, VIRTIO_NET_HDR_GSO_TCPV4, 20000, 34, f, len), ==,
+                    len + 10);
+    g_assert_cmpint(rx_send_vnet(t, needs, 0, 0, len - 17, f, len), ==, len + 10);
+    uint8_t cut[60];
+    memcpy(cut, f, sizeof(cut));
+    cut[34 + 12] = 0xf0;        /* a TCP header of 60 bytes in a 60-byte frame */
+    g_assert_cmpint(rx_send_vnet(t, needs, VIRTIO_NET_HDR_GSO_TCPV4, 500, 34, cut, 60), ==, 70);
+    g_assert_cmpuint(rd(t, E1000_RDH), ==, rdh);
+    rx_send_vnet(t, 0, 0, 0, 0, f, 100);
+    g_assert_cmpuint(rd(t, E1000_RDH), ==, (rdh + 1) % RX_RING_COUNT);
+
+    /* Transmit: a zero header ahead of the frame. */
+    tx_setup(t);
+    fill_pattern(gpa(TX_BUF), 60, 9);
+    tx_queue(t, TX_BUF, 60 | E1000_TXD_CMD_EOP | E1000_TXD_CMD_RS, 0);
+    tx_kick(t);
+    g_assert_cmpuint(fake.frames->len, ==, 1);
+    static const uint8_t zero[VIRTIO_NET_HDR_LEN_SHORT];
+    g_assert_cmpuint(sent(0)->len, ==, sizeof(zero) + 60);
+    g_assert_cmpmem(sent(0)->data, sizeof(zero), zero, sizeof(zero));
+    g_assert_cmpmem(sent(0)->data + sizeof(zero), 60, gpa(TX_BUF), 60);
+    dev_free(t);
+}
+
+/* x-host-offloads=off: the tap-like peer is asked for nothing, frames are
+ * bare both ways. */
+static void test_host_offloads_off(void)
+{
+    TestDev *t = dev_new_peer(true, &fake_vnet_info, false);
+    g_assert_cmpuint(fake.vnet_hdr_len, ==, 0);
+    g_assert_false(fake.offloads.csum || fake.offloads.tso4);
+    rx_setup(t, RX_RING_COUNT - 1, E1000_RCTL_SECRC);
+    uint8_t f[100];
+    make_frame(f, sizeof(f), (uint8_t[]) { MAC0 });
+    g_assert_cmpint(rx_send(t, f, sizeof(f)), ==, sizeof(f));
+    assert_received(0, f, sizeof(f), 0);
+    tx_setup(t);
+    fill_pattern(gpa(TX_BUF), 60, 9);
+    tx_queue(t, TX_BUF, 60 | E1000_TXD_CMD_EOP | E1000_TXD_CMD_RS, 0);
+    tx_kick(t);
+    g_assert_cmpmem(sent(0)->data, sent(0)->len, gpa(TX_BUF), 60);
+    dev_free(t);
+}
+
 /* ---- two threads ---- */
 
 #define CONCURRENT_TX   3000
@@ -1461,6 +1695,10 @@ int main(int argc, char **argv)
     g_test_add_func("/e1000/rx-replays-coalesced-writes", test_rx_replays_coalesced_writes);
     g_test_add_func("/e1000/imc-posted-until-next-access", test_imc_posted_until_next_access);
     g_test_add_func("/e1000/rx-frame-larger-than-ring", test_rx_frame_larger_than_ring);
+    g_test_add_data_func("/e1000/rx-host-gso/ipv4", GINT_TO_POINTER(4), test_rx_host_gso);
+    g_test_add_data_func("/e1000/rx-host-gso/ipv6", GINT_TO_POINTER(6), test_rx_host_gso);
+    g_test_add_func("/e1000/rx-host-checksum-and-hostile", test_rx_host_checksum_and_hostile);
+    g_test_add_func("/e1000/host-offloads-off", test_host_offloads_off);
     g_test_add_func("/e1000/concurrent-rx-tx", test_concurrent_rx_tx);
     g_test_add_func("/e1000/hostile-rx-ring", test_hostile_rx_ring);
     g_test_add_func("/e1000/hostile-tx", test_hostile_tx);

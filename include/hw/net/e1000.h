@@ -1,7 +1,7 @@
 /*
  * The Intel 82540EM Gigabit Ethernet controller (8086:100e), QEMU's
  * "e1000": `-device e1000,netdev=ID[,mac=MAC][,addr=SLOT]
- * [,x-coalesced-mmio=on|off][,x-tx-defer=on|off]` (also spelt
+ * [,x-coalesced-mmio=on|off][,x-tx-defer=on|off][,x-host-offloads=on|off]` (also spelt
  * e1000-82540em, QEMU's alias). docs/network.md ("e1000") describes what
  * the model implements and its threads.
  */
@@ -24,6 +24,10 @@ typedef struct E1000Conf {
     /* TX runs on the device's context (a bottom half kicked by TDT),
      * not on the vCPU that wrote TDT. */
     bool tx_deferred;
+    /* On a tap with a vnet header: the host may hand over large (GSO) and
+     * unchecksummed packets, which the device cuts into frames and
+     * completes as it receives them (hw/net/e1000-rx-offload.c). */
+    bool host_offloads;
 } E1000Conf;
 
 /* An e1000 at devfn (-1: the first free slot) on the main loop's context,

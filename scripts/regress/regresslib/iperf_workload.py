@@ -17,6 +17,8 @@ DEVICES = {
     "vhost": (VIRTIO, True, "", ""),
     "e1000-nocoal": (E1000, False, "x-coalesced-mmio=off", None),
     "virtio-slow": (VIRTIO, False, "ioeventfd=off,x-irqfd=off", "ioeventfd=off"),
+    # The e1000 with the tap's offloads left off, as QEMU's e1000 has them.
+    "e1000-nooffload": (E1000, False, "x-host-offloads=off", None),
 }
 DIRECTIONS = ("g->h", "h->g")
 

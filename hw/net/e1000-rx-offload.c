@@ -92,10 +92,15 @@ static bool e1000_rx_gso_put(E1000State *s, const struct iovec *iov, int iovcnt,
     return true;
 }
 
+/* On ctx, as receive: the coalesced ring is replayed first for the same
+ * reason (e1000_receive), so the packet meets every buffer given back. */
 static void e1000_rx_gso_bh(void *opaque)
 {
     E1000State *s = opaque;
     bool tell_peer = false;
+    if (s->coalesced_mmio) {
+        memory_coalesced_drain();
+    }
     device_lock(&s->pci.qdev);
     if (s->rx_gso.pending) {
         struct iovec iov = { .iov_base = s->rx_gso.buf, .iov_len = s->rx_gso.len };

@@ -14,7 +14,9 @@
  *    both checksums computed from scratch, stored in the ring one after
  *    the other as if they had come off the wire (filters, VLAN, RXCSUM,
  *    interrupts: e1000_rx_put);
- *  - frames it sends carry a header of zeros (no offload asked).
+ *  - frames it sends carry a header of zeros (no offload asked), but for
+ *    TSO sends, which go to the host whole (e1000-tx.c,
+ *    e1000_tx_gso_prepare).
  * The guest sees the frames the host would have cut, byte for byte the
  * same but for the IPv4 id, which the host numbers as this does.
  *

@@ -2,7 +2,8 @@
  * The e1000's transmit ring: legacy descriptors, context descriptors (the
  * checksum and TSO parameters) and data descriptors, gathered into one
  * packet per EOP; checksum insertion and TCP segmentation done here, in
- * the model, as the hardware does them; status written back (DD) where
+ * the model, as the hardware does them (but for a TSO send to a tap that
+ * takes offloads, which goes whole: e1000_tx_gso_prepare); status written back (DD) where
  * the driver asked (RS); TXDW (delayed by TIDV/TADV when IDE is set) and
  * TXQE.
  *
@@ -41,6 +42,8 @@
 #define UDP_HDR         8
 #define IPV4_MIN_HDR    20
 #define IPV6_HDR        40
+#define IPV4_CSUM       10
+#define TCP_CSUM        16
 #define ETH_ADDRS       12      /* destination and source: where a VLAN tag goes */
 #define ETH_CRC         4
 
@@ -284,6 +287,76 @@ static size_t e1000_tso_segment(E1000State *s, unsigned i, unsigned nsegs)
     return len;
 }
 
+/*
+ * A TSO send to a peer that takes the host's offloads (host_offloads: a
+ * tap) goes whole, behind a virtio-net header that asks the host to cut it
+ * at the MSS (TCPV4/TCPV6, the TCP checksum left at NEEDS_CSUM), as
+ * virtio-net's sends go. The host cuts it only where it must (a route out
+ * of a NIC without TSO); a local receiver takes it whole, so the 46 writes
+ * of a 64 KiB send, each a trip through the host's stack, become one.
+ * What the host needs that the guest left to the hardware goes in a copy
+ * of the headers in p->seg (p->buf stays as the guest gave it, should the
+ * peer refuse): the whole packet's IPv4 total length and header checksum
+ * (IPv6: payload length), and the TCP seed with the length added (the
+ * hardware adds each segment's; the host's GSO wants the whole one's).
+ * Only a packet whose headers parse as TCP over IPv4/IPv6 where the
+ * context says, with TXSM, without VLAN insertion, of more than one
+ * segment and with lengths that fit the fields goes this way; the rest is
+ * cut here. Fills vh and p->seg; false: cut it here.
+ */
+static bool e1000_tx_gso_prepare(E1000State *s, uint8_t vh[VIRTIO_NET_HDR_LEN_SHORT])
+{
+    const E1000TxContext *c = &s->txc;
+    E1000TxPacket *p = &s->txp;
+    NetTcpHeaders h;
+    const char *why;
+    if (!s->host_offloads || !c->tcp || !p->txsm || p->vle ||
+        !net_tcp_find_headers(p->buf, p->len, c->ipv4, &h, &why) ||
+        h.l3 != c->ipcss || h.l4 != c->tucss || h.hdr_len != c->hdr_len ||
+        p->len - h.l3 > 0xffff || p->len <= h.hdr_len + c->mss) {
+        return false;
+    }
+    uint8_t *hdr = p->seg;
+    memcpy(hdr, p->buf, h.hdr_len);
+    net_ip_segment_fields(hdr, p->len, h.l3, h.ipv4, 0);
+    if (h.ipv4) {
+        put_be16(hdr + h.l3 + IPV4_CSUM, 0);
+        put_be16(hdr + h.l3 + IPV4_CSUM,
+                 net_checksum_finish(net_checksum_add(0, hdr + h.l3, h.l4 - h.l3)));
+    }
+    uint32_t seed = get_be16(hdr + h.l4 + TCP_CSUM) + (uint32_t)(p->len - h.l4);
+    put_be16(hdr + h.l4 + TCP_CSUM, (uint16_t)~net_checksum_finish(seed));
+    vh[0] = VIRTIO_NET_HDR_F_NEEDS_CSUM;
+    vh[1] = h.ipv4 ? VIRTIO_NET_HDR_GSO_TCPV4 : VIRTIO_NET_HDR_GSO_TCPV6;
+    put_le16(vh + 2, h.hdr_len);
+    put_le16(vh + 4, c->mss);
+    put_le16(vh + 6, h.l4);
+    put_le16(vh + 8, TCP_CSUM);
+    return true;
+}
+
+/* The prepared GSO packet to the peer; counted as the frames the host
+ * cuts it into, as the hardware counts a TSO send's. */
+static E1000TxResult e1000_tx_gso_send(E1000State *s, uint8_t vh[VIRTIO_NET_HDR_LEN_SHORT])
+{
+    const E1000TxContext *c = &s->txc;
+    E1000TxPacket *p = &s->txp;
+    struct iovec iov[3] = {
+        { .iov_base = vh, .iov_len = VIRTIO_NET_HDR_LEN_SHORT },
+        { .iov_base = p->seg, .iov_len = c->hdr_len },
+        { .iov_base = p->buf + c->hdr_len, .iov_len = p->len - c->hdr_len },
+    };
+    E1000TxResult res = e1000_tx_peer_send(s, iov, 3);
+    if (res == E1000_TX_DONE) {
+        for (size_t off = 0; off < p->len - c->hdr_len; off += c->mss) {
+            e1000_tx_count(s, p->buf, c->hdr_len + MIN((size_t)c->mss,
+                                                       p->len - c->hdr_len - off));
+        }
+        e1000_stat_inc(s, E1000_TSCTC);
+    }
+    return res;
+}
+
 /* The segments of a TSO send from the one it reached (segs_sent), at most
  * E1000_TSO_SEGS_PER_TURN of them. */
 static E1000TxResult e1000_tx_tso(E1000State *s)
@@ -292,6 +365,10 @@ static E1000TxResult e1000_tx_tso(E1000State *s)
     E1000TxPacket *p = &s->txp;
     if (!e1000_tso_context_valid(c, p->len)) {
         return E1000_TX_DONE;       /* dropped */
+    }
+    uint8_t vh[VIRTIO_NET_HDR_LEN_SHORT];
+    if (!p->segs_sent && e1000_tx_gso_prepare(s, vh)) {
+        return e1000_tx_gso_send(s, vh);
     }
     size_t payload = p->len - c->hdr_len;
     unsigned nsegs = payload ? (payload + c->mss - 1) / c->mss : 1;

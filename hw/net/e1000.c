@@ -558,7 +558,7 @@ static const DeviceProperty e1000_properties[] = {
     DEFINE_PROP_BOOL("x-tx-defer", E1000Options, tx_deferred, true,
                      "transmit on the device's thread instead of the vCPU that writes TDT"),
     DEFINE_PROP_BOOL("x-host-offloads", E1000Options, host_offloads, true,
-                     "take a tap's large and unchecksummed packets and cut them in the device"),
+                     "exchange large (GSO) packets with a tap: cut the host's here, hand it TSO sends whole"),
 };
 
 static QEMUDevice *e1000_realize(const void *options, const DeviceBuses *buses, Error **errp)

@@ -1449,6 +1449,67 @@ static void test_rx_host_checksum_and_hostile(void)
     dev_free(t);
 }
 
+/*
+ * A TSO send to a peer that takes offloads goes whole, behind a header
+ * that asks the host to cut it: the guest's packet byte for byte but for
+ * what the hardware would have filled in per segment, here filled in for
+ * the whole (IPv4 total length and header checksum or IPv6 payload length,
+ * the TCP seed with the length). Counted as the frames it makes. A send
+ * with VLAN insertion is cut in the model all the same.
+ */
+static void test_tx_gso_to_host(gconstpointer ipv)
+{
+    TestDev *t = dev_new_peer(true, &fake_vnet_info, true);
+    tx_setup(t);
+    bool v4 = GPOINTER_TO_INT(ipv) == 4;
+    TcpSend ts = {
+        .ipv = v4 ? 4 : 6, .tso = true, .mss = 1448, .payload_len = 65000, .seq = 0xfffff000u,
+        .ip_id = 0x1234, .flags = 0x19, .seed = 21,
+    };
+    tx_tcp(t, &ts);
+    g_assert_cmpuint(fake.frames->len, ==, 1);
+    const uint8_t *vh = sent(0)->data, *pkt = sent(0)->data + VIRTIO_NET_HDR_LEN_SHORT;
+    size_t l3 = 14, l4 = v4 ? 34 : 54, hdr = l4 + 20, len = hdr + ts.payload_len;
+    g_assert_cmpuint(sent(0)->len, ==, VIRTIO_NET_HDR_LEN_SHORT + len);
+    g_assert_cmphex(vh[0], ==, VIRTIO_NET_HDR_F_NEEDS_CSUM);
+    g_assert_cmphex(vh[1], ==, v4 ? VIRTIO_NET_HDR_GSO_TCPV4 : VIRTIO_NET_HDR_GSO_TCPV6);
+    g_assert_cmpuint(get_le16(vh + 2), ==, hdr);
+    g_assert_cmpuint(get_le16(vh + 4), ==, ts.mss);
+    g_assert_cmpuint(get_le16(vh + 6), ==, l4);
+    g_assert_cmpuint(get_le16(vh + 8), ==, 16);
+    uint32_t pseudo;
+    if (v4) {
+        g_assert_cmpuint(get_be16(pkt + l3 + 2), ==, len - l3);
+        g_assert_cmphex(net_checksum_finish(net_checksum_add(0, pkt + l3, 20)), ==, 0);
+        g_assert_cmpuint(get_be16(pkt + l3 + 4), ==, ts.ip_id);
+        pseudo = net_checksum_add(6 + (uint32_t)(len - l4), pkt + l3 + 12, 8);
+    } else {
+        g_assert_cmpuint(get_be16(pkt + l3 + 4), ==, len - l4);
+        pseudo = net_checksum_add(6 + (uint32_t)(len - l4), pkt + l3 + 8, 32);
+    }
+    /* The seed a host's own stack leaves for GSO: the pseudo-header with
+     * the whole TCP length, folded, not complemented. */
+    g_assert_cmphex(get_be16(pkt + l4 + 16), ==, (uint16_t)~net_checksum_finish(pseudo));
+    g_assert_cmpmem(pkt, 12, gpa(TX_BUF), 12);
+    g_assert_cmpmem(pkt + l4, 16, gpa(TX_BUF) + l4, 16);
+    g_assert_cmpmem(pkt + hdr, ts.payload_len, gpa(TX_BUF) + hdr, ts.payload_len);
+    unsigned nsegs = (ts.payload_len + ts.mss - 1) / ts.mss;
+    g_assert_cmpuint(rd(t, E1000_GPTC), ==, nsegs);
+    g_assert_cmpuint(rd(t, E1000_TSCTC), ==, 1);
+    g_assert_cmpuint(rd(t, E1000_TDH), ==, t->tx_tail);
+
+    /* VLAN insertion: cut here, each frame behind a header of zeros. */
+    wr(t, E1000_CTRL, rd(t, E1000_CTRL) | E1000_CTRL_VME);
+    tx_tcp_queue(t, &ts);
+    put_le32(tx_desc(t, t->tx_tail - 1) + 8,
+             get_le32(tx_desc(t, t->tx_tail - 1) + 8) | E1000_TXD_CMD_VLE);
+    tx_kick(t);
+    g_assert_cmpuint(fake.frames->len, ==, 1 + nsegs);
+    g_assert_cmpuint(sent(1)->len, ==, VIRTIO_NET_HDR_LEN_SHORT + 4 + hdr + ts.mss);
+    g_assert_cmphex(sent(1)->data[1], ==, VIRTIO_NET_HDR_GSO_NONE);
+    dev_free(t);
+}
+
 /* x-host-offloads=off: the tap-like peer is asked for nothing, frames are
  * bare both ways. */
 static void test_host_offloads_off(void)
@@ -1466,6 +1527,12 @@ static void test_host_offloads_off(void)
     tx_queue(t, TX_BUF, 60 | E1000_TXD_CMD_EOP | E1000_TXD_CMD_RS, 0);
     tx_kick(t);
     g_assert_cmpmem(sent(0)->data, sent(0)->len, gpa(TX_BUF), 60);
+    /* And a TSO send is cut in the model. */
+    TcpSend ts = { .ipv = 4, .tso = true, .mss = 1448, .payload_len = 10000, .seq = 1,
+                   .ip_id = 2, .flags = 0x18, .seed = 4 };
+    tx_tcp(t, &ts);
+    g_assert_cmpuint(fake.frames->len, ==, 1 + (ts.payload_len + ts.mss - 1) / ts.mss);
+    run_checker(&ts, 1);
     dev_free(t);
 }
 
@@ -1698,6 +1765,8 @@ int main(int argc, char **argv)
     g_test_add_data_func("/e1000/rx-host-gso/ipv4", GINT_TO_POINTER(4), test_rx_host_gso);
     g_test_add_data_func("/e1000/rx-host-gso/ipv6", GINT_TO_POINTER(6), test_rx_host_gso);
     g_test_add_func("/e1000/rx-host-checksum-and-hostile", test_rx_host_checksum_and_hostile);
+    g_test_add_data_func("/e1000/tx-gso-to-host/ipv4", GINT_TO_POINTER(4), test_tx_gso_to_host);
+    g_test_add_data_func("/e1000/tx-gso-to-host/ipv6", GINT_TO_POINTER(6), test_tx_gso_to_host);
     g_test_add_func("/e1000/host-offloads-off", test_host_offloads_off);
     g_test_add_func("/e1000/concurrent-rx-tx", test_concurrent_rx_tx);
     g_test_add_func("/e1000/hostile-rx-ring", test_hostile_rx_ring);

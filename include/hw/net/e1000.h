@@ -26,7 +26,8 @@ typedef struct E1000Conf {
     bool tx_deferred;
     /* On a tap with a vnet header: the host may hand over large (GSO) and
      * unchecksummed packets, which the device cuts into frames and
-     * completes as it receives them (hw/net/e1000-rx-offload.c). */
+     * completes as it receives them (hw/net/e1000-rx-offload.c), and TSO
+     * sends go to it whole, for the host to cut (hw/net/e1000-tx.c). */
     bool host_offloads;
 } E1000Conf;
 

@@ -54,6 +54,8 @@ static FuzzDevice fuzz_devices[] = {
     /* No backend either; its queues and control queue get the generic
      * hostile virtio driver. */
     { "virtio-net-pci,addr=7,mq=off", &fuzz_virtio_driver },
+    /* On a wire with virtio-net headers: the host's offloads. */
+    { "e1000,addr=8,mac=52:54:00:00:00:08,x-tx-defer=off,netdev=" FUZZ_E1000_VNET_WIRE_ID, &fuzz_e1000_driver },
 };
 
 static int image_fds[G_N_ELEMENTS(fuzz_drives)];

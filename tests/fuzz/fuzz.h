@@ -82,9 +82,11 @@ extern const FuzzDriver fuzz_virtio_driver;    /* fuzz-virtio.c */
 extern const FuzzDriver fuzz_ide_driver;       /* fuzz-ide.c */
 extern const FuzzDriver fuzz_e1000_driver;     /* fuzz-e1000.c: frames from the wire */
 
-/* The netdev the e1000 is attached to (fuzz-e1000.c): it drops what the
- * NIC sends, and the e1000 driver's operation sends frames through it. */
-#define FUZZ_E1000_WIRE_ID  "fuzz-wire"
+/* The netdevs the e1000s are attached to (fuzz-e1000.c): they drop what
+ * the NIC sends, and the e1000 driver's operation sends frames through
+ * them; the second with virtio-net headers, as a tap with offloads. */
+#define FUZZ_E1000_WIRE_ID          "fuzz-wire"
+#define FUZZ_E1000_VNET_WIRE_ID     "fuzz-vnet-wire"
 bool fuzz_e1000_wire_create(Error **errp);
 
 /* Open the drives on temporary images and create the devices. */

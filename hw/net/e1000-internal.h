@@ -2,8 +2,8 @@
  * What the e1000 model's files share: the device state and the functions
  * one part calls in another (registers and interrupts in e1000.c, the
  * EEPROM and PHY in e1000-eeprom-phy.c, the rings in e1000-tx.c and
- * e1000-rx.c). Everything here runs with the device lock held unless its
- * comment says otherwise.
+ * e1000-rx.c, the host's GSO packets in e1000-rx-offload.c). Everything
+ * here runs with the device lock held unless its comment says otherwise.
  */
 #ifndef HW_NET_E1000_INTERNAL_H
 #define HW_NET_E1000_INTERNAL_H

@@ -7,6 +7,10 @@
  * with EOP; then RXT0 (after RDTR/RADV) and RXDMT0 when few buffers are
  * left.
  *
+ * On a tap with the host's offloads, frames come with a virtio-net header
+ * and may be GSO packets: e1000-rx-offload.c completes or cuts them and
+ * stores each frame through e1000_rx_put.
+ *
  * Threads: receive runs on the device's context, where the backend reads
  * its host side, with no lock held; it takes the device lock for the
  * whole frame. Flow control (net/net.h): when the ring has no room for

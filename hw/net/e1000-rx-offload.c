@@ -17,8 +17,9 @@
  *  - frames it sends carry a header of zeros (no offload asked), but for
  *    TSO sends, which go to the host whole (e1000-tx.c,
  *    e1000_tx_gso_prepare).
- * The guest sees the frames the host would have cut, byte for byte the
- * same but for the IPv4 id, which the host numbers as this does.
+ * The guest sees the frames the host would have cut: Linux's GSO also
+ * numbers the IPv4 ids up from the packet's and keeps CWR on the first
+ * segment only.
  *
  * Flow control: a packet none of whose frames fits the ring is refused as
  * any frame is (the tap keeps it). One that fits partway is taken: its

@@ -300,9 +300,10 @@ static size_t e1000_tso_segment(E1000State *s, unsigned i, unsigned nsegs)
  * (IPv6: payload length), and the TCP seed with the length added (the
  * hardware adds each segment's; the host's GSO wants the whole one's).
  * Only a packet whose headers parse as TCP over IPv4/IPv6 where the
- * context says, with TXSM, without VLAN insertion, of more than one
- * segment and with lengths that fit the fields goes this way; the rest is
- * cut here. Fills vh and p->seg; false: cut it here.
+ * context says (its checksum where TCP has it), with TXSM, without VLAN
+ * insertion, of more than one segment and with lengths that fit the
+ * fields goes this way; the rest is cut here. Fills vh and p->seg; false:
+ * cut it here.
  */
 static bool e1000_tx_gso_prepare(E1000State *s, uint8_t vh[VIRTIO_NET_HDR_LEN_SHORT])
 {
@@ -313,6 +314,7 @@ static bool e1000_tx_gso_prepare(E1000State *s, uint8_t vh[VIRTIO_NET_HDR_LEN_SH
     if (!s->host_offloads || !c->tcp || !p->txsm || p->vle ||
         !net_tcp_find_headers(p->buf, p->len, c->ipv4, &h, &why) ||
         h.l3 != c->ipcss || h.l4 != c->tucss || h.hdr_len != c->hdr_len ||
+        c->tucso != c->tucss + TCP_CSUM ||
         p->len - h.l3 > 0xffff || p->len <= h.hdr_len + c->mss) {
         return false;
     }

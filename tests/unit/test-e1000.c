@@ -1455,7 +1455,8 @@ static void test_rx_host_checksum_and_hostile(void)
  * what the hardware would have filled in per segment, here filled in for
  * the whole (IPv4 total length and header checksum or IPv6 payload length,
  * the TCP seed with the length). Counted as the frames it makes. A send
- * with VLAN insertion is cut in the model all the same.
+ * with VLAN insertion, or with its checksum elsewhere than TCP's, is cut
+ * in the model all the same.
  */
 static void test_tx_gso_to_host(gconstpointer ipv)
 {
@@ -1507,6 +1508,16 @@ static void test_tx_gso_to_host(gconstpointer ipv)
     g_assert_cmpuint(fake.frames->len, ==, 1 + nsegs);
     g_assert_cmpuint(sent(1)->len, ==, VIRTIO_NET_HDR_LEN_SHORT + 4 + hdr + ts.mss);
     g_assert_cmphex(sent(1)->data[1], ==, VIRTIO_NET_HDR_GSO_NONE);
+
+    /* A checksum asked for elsewhere than TCP's (TUCSO): cut here too, the
+     * sum where the guest asked. */
+    wr(t, E1000_CTRL, rd(t, E1000_CTRL) & ~E1000_CTRL_VME);
+    unsigned ctx = t->tx_tail;
+    tx_tcp_queue(t, &ts);
+    tx_desc(t, ctx)[5] = l4 + 12;
+    tx_kick(t);
+    g_assert_cmpuint(fake.frames->len, ==, 1 + 2 * nsegs);
+    g_assert_cmphex(sent(1 + nsegs)->data[1], ==, VIRTIO_NET_HDR_GSO_NONE);
     dev_free(t);
 }
 

@@ -97,13 +97,18 @@ void net_tcp_segment_fields(uint8_t *seg, size_t seg_len, const NetTcpHeaders *h
     }
 }
 
+void net_ipv4_fill_header_checksum(uint8_t *ip, size_t ihl)
+{
+    put_be16(ip + IPV4_CSUM, 0);
+    put_be16(ip + IPV4_CSUM, net_checksum_finish(net_checksum_add(0, ip, ihl)));
+}
+
 void net_tcp_fill_checksums(uint8_t *seg, size_t seg_len, const NetTcpHeaders *h)
 {
     uint8_t *ip = seg + h->l3;
     uint32_t pseudo;
     if (h->ipv4) {
-        put_be16(ip + IPV4_CSUM, 0);
-        put_be16(ip + IPV4_CSUM, net_checksum_finish(net_checksum_add(0, ip, h->l4 - h->l3)));
+        net_ipv4_fill_header_checksum(ip, h->l4 - h->l3);
         pseudo = net_checksum_add(0, ip + IPV4_ADDRS, 8);
     } else {
         pseudo = net_checksum_add(0, ip + IPV6_ADDRS, 32);

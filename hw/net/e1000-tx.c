@@ -42,7 +42,6 @@
 #define UDP_HDR         8
 #define IPV4_MIN_HDR    20
 #define IPV6_HDR        40
-#define IPV4_CSUM       10
 #define TCP_CSUM        16
 #define ETH_ADDRS       12      /* destination and source: where a VLAN tag goes */
 #define ETH_CRC         4
@@ -322,9 +321,7 @@ static bool e1000_tx_gso_prepare(E1000State *s, uint8_t vh[VIRTIO_NET_HDR_LEN_SH
     memcpy(hdr, p->buf, h.hdr_len);
     net_ip_segment_fields(hdr, p->len, h.l3, h.ipv4, 0);
     if (h.ipv4) {
-        put_be16(hdr + h.l3 + IPV4_CSUM, 0);
-        put_be16(hdr + h.l3 + IPV4_CSUM,
-                 net_checksum_finish(net_checksum_add(0, hdr + h.l3, h.l4 - h.l3)));
+        net_ipv4_fill_header_checksum(hdr + h.l3, h.l4 - h.l3);
     }
     uint32_t seed = get_be16(hdr + h.l4 + TCP_CSUM) + (uint32_t)(p->len - h.l4);
     put_be16(hdr + h.l4 + TCP_CSUM, (uint16_t)~net_checksum_finish(seed));

@@ -46,6 +46,10 @@ void net_ip_segment_fields(uint8_t *seg, size_t seg_len, size_t l3, bool ipv4, u
 void net_tcp_segment_fields(uint8_t *seg, size_t seg_len, const NetTcpHeaders *h,
                             unsigned index, uint32_t offset, bool last);
 
+/* Compute and store the checksum of the IPv4 header at ip, ihl bytes long,
+ * whatever its field held. */
+void net_ipv4_fill_header_checksum(uint8_t *ip, size_t ihl);
+
 /* Compute and store the IPv4 header checksum (IPv4) and the TCP checksum
  * over the pseudo-header, whatever the fields held. */
 void net_tcp_fill_checksums(uint8_t *seg, size_t seg_len, const NetTcpHeaders *h);

@@ -24,6 +24,15 @@ ssize_t net_send(NetClientState *nc, const struct iovec *iov, int iovcnt)
     return peer->info->receive(peer, iov, iovcnt);
 }
 
+ssize_t net_send_filled(NetClientState *nc, size_t max, NetFillFunc fill, void *opaque)
+{
+    NetClientState *peer = nc->peer;
+    if (!peer || nc->link_down || peer->link_down || !peer->info->receive_filled) {
+        return NET_FILL_DECLINED;
+    }
+    return peer->info->receive_filled(peer, max, fill, opaque);
+}
+
 ssize_t net_send_buf(NetClientState *nc, const void *buf, size_t len)
 {
     struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };

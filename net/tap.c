@@ -15,6 +15,8 @@
  *  - writing (the NIC's thread, under its device lock): one writev, never
  *    blocking; on EAGAIN the frame is refused, the fd is polled for POLLOUT
  *    and net_client_receive_ready tells the NIC when to send again.
+ * A NIC that lends its guest's buffers (virtio-net, net_send_filled) has
+ * frames read straight into them, and the copy in q->buf is left out.
  * A tap with IFF_VNET_HDR puts a virtio-net header ahead of every frame.
  * A NIC that never asked for one (e1000) sees bare frames: the header is
  * stripped on the way in (it says nothing, since the tap's offloads stay
@@ -82,11 +84,18 @@ static const NetClientInfo tap_info;
 
 /* ---- reading: tap -> NIC, on the queue's context ---- */
 
+/* What the tap puts ahead of frames that the NIC must not see: its
+ * header, for a NIC that asked for none. */
+static size_t tap_strip_len(TapQueue *q)
+{
+    return atomic_load(&q->nic_hdr_len) ? 0 : atomic_load(&q->host_hdr_len);
+}
+
 /* Hand the frame of len bytes in q->buf to the NIC; false if it refused
  * (the frame stays in buf). */
 static bool tap_deliver(TapQueue *q, size_t len)
 {
-    size_t strip = atomic_load(&q->nic_hdr_len) ? 0 : atomic_load(&q->host_hdr_len);
+    size_t strip = tap_strip_len(q);
     if (len <= strip) {
         return true;            /* a header without a frame: nothing to give */
     }
@@ -110,24 +119,58 @@ static bool tap_queue_readable(TapQueue *q)
            !atomic_load(&q->detached);
 }
 
+/* NetFillFunc: the next frame, read straight into the NIC's buffers. */
+static ssize_t tap_fill(void *opaque, const struct iovec *iov, int iovcnt)
+{
+    TapQueue *q = opaque;
+    ssize_t len = readv(q->fd, iov, iovcnt);
+    return len < 0 ? -errno : len;
+}
+
+/*
+ * Read one frame and give it to the NIC: into the guest's buffers if the
+ * NIC lends them (the header passes through as it is), else into q->buf
+ * and through net_send. Returns false when reading stops for now.
+ */
+static bool tap_read_frame(TapQueue *q)
+{
+    ssize_t len = NET_FILL_DECLINED;
+    if (tap_strip_len(q) == 0) {
+        len = net_send_filled(q->nc, TAP_BUFSIZE, tap_fill, q);
+    }
+    bool copied = len == NET_FILL_DECLINED;
+    if (copied) {
+        len = read(q->fd, q->buf, TAP_BUFSIZE);
+        len = len < 0 ? -errno : len;
+    }
+    if (len == -EINTR) {
+        return true;
+    }
+    if (len < 0 && atomic_load(&q->detached)) {
+        return false;           /* a read racing the detach: no reason to give up */
+    }
+    if (len < 0 && len != -EAGAIN && len != -EWOULDBLOCK) {
+        /* It would fail the same way on every poll, at once. */
+        net_warn("-netdev tap,id=%s: cannot read the tap any more: %s", q->nc->name,
+                 g_strerror(-len));
+        q->read_broken = true;
+        return false;
+    }
+    if (len <= 0) {
+        return false;
+    }
+    /* The tap says how long a frame was, not how much of it fitted: one
+     * longer than the buffer was cut short, and is dropped. */
+    if (!copied || len > TAP_BUFSIZE) {
+        return true;
+    }
+    return tap_deliver(q, len);
+}
+
 static void tap_read_frames(TapQueue *q)
 {
     for (unsigned i = 0; i < TAP_READ_BATCH && tap_queue_readable(q); i++) {
-        ssize_t len = read(q->fd, q->buf, TAP_BUFSIZE);
-        if (len < 0 && errno == EINTR) {
-            continue;
-        }
-        if (len < 0 && atomic_load(&q->detached)) {
-            return;             /* a read racing the detach: no reason to give up */
-        }
-        if (len < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
-            /* It would fail the same way on every poll, at once. */
-            net_warn("-netdev tap,id=%s: cannot read the tap any more: %s", q->nc->name,
-                     g_strerror(errno));
-            q->read_broken = true;
-            return;
-        }
-        if (len <= 0 || !tap_deliver(q, len)) {
+        if (!tap_read_frame(q)) {
             return;
         }
     }

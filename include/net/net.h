@@ -25,6 +25,7 @@
 #ifndef NET_NET_H
 #define NET_NET_H
 
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -47,6 +48,17 @@ typedef struct NetOffloads {
     bool csum, tso4, tso6, ecn, ufo;
 } NetOffloads;
 
+/*
+ * A backend puts a frame straight into a NIC's buffers: at most the iov's
+ * bytes (a tap: one readv). Returns the frame's length, 0 when there is
+ * none now, or -errno. Runs under the NIC's lock: it must not block and
+ * takes no lock.
+ */
+typedef ssize_t (*NetFillFunc)(void *opaque, const struct iovec *iov, int iovcnt);
+
+/* receive_filled lent no buffers (not an errno: those are small). */
+#define NET_FILL_DECLINED       ((ssize_t)INT_MIN)
+
 typedef struct NetClientInfo {
     const char *type;           /* "nic", "tap", "user", "socket" */
     /*
@@ -57,6 +69,18 @@ typedef struct NetClientInfo {
      * to send again. Never blocks.
      */
     ssize_t (*receive)(NetClientState *nc, const struct iovec *iov, int iovcnt);
+    /*
+     * A NIC: lend the peer the guest's buffers for one frame of at most
+     * max bytes, and let fill write it there, under the NIC's lock, so the
+     * frame is not copied twice (docs/network.md, "Receiving in place").
+     * Returns fill's result: a length once the frame is taken (delivered,
+     * or dropped as receive would drop it), or 0 or -errno with the
+     * buffers the NIC's again. NET_FILL_DECLINED, without calling fill:
+     * not enough buffers now (or none to lend at all); the peer reads the
+     * frame itself and sends it through receive, which refuses it and
+     * brings send_ready if the guest has no room. NULL: never lends.
+     */
+    ssize_t (*receive_filled)(NetClientState *nc, size_t max, NetFillFunc fill, void *opaque);
     /* The peer takes frames again after refusing one (on nc's context). */
     void (*send_ready)(NetClientState *nc);
     /* A backend: a NIC attached; start reading the host side on ctx. */
@@ -127,6 +151,11 @@ struct NetDev {
  */
 ssize_t net_send(NetClientState *nc, const struct iovec *iov, int iovcnt);
 ssize_t net_send_buf(NetClientState *nc, const void *buf, size_t len);
+/* Fill a frame of at most max bytes straight into the peer's buffers
+ * (its receive_filled). NET_FILL_DECLINED when the peer lends none, or
+ * when either link is down or there is no peer: then read the frame and
+ * net_send it, which drops it as a cable would. */
+ssize_t net_send_filled(NetClientState *nc, size_t max, NetFillFunc fill, void *opaque);
 /* nc refused a frame earlier and can take frames again: its peer's
  * send_ready runs on the peer's context. Any thread, any lock. */
 void net_client_receive_ready(NetClientState *nc);

@@ -1,6 +1,7 @@
 /*
  * A NIC stand-in for the network tests: it keeps the frames it receives,
- * refuses them while told to (counting the refusals), and counts the
+ * refuses them while told to (counting the refusals), lends buffers for
+ * frames filled in place when told to (counting the fills), and counts the
  * send_ready calls its backend's receive_ready brings. Everything runs on
  * one test GMainContext, iterated by the test's thread.
  */
@@ -18,7 +19,8 @@ typedef struct NicStub {
     NetClientState *nc;
     GPtrArray *frames;          /* GBytes *, in arrival order */
     bool refuse;
-    unsigned refusals, send_ready_calls;
+    size_t lend;                /* receive_filled lends this much (0: declines) */
+    unsigned refusals, send_ready_calls, fills;
 } NicStub;
 
 static ssize_t nic_stub_receive(NetClientState *nc, const struct iovec *iov, int iovcnt)
@@ -35,6 +37,31 @@ static ssize_t nic_stub_receive(NetClientState *nc, const struct iovec *iov, int
     return size;
 }
 
+/* Lends nic->lend bytes in 4 KiB pieces, as guest buffers come. */
+static ssize_t nic_stub_receive_filled(NetClientState *nc, size_t max, NetFillFunc fill,
+                                       void *opaque)
+{
+    NicStub *nic = nc->opaque;
+    if (nic->lend < max || nic->refuse) {
+        return NET_FILL_DECLINED;
+    }
+    uint8_t *buf = g_malloc(nic->lend);
+    unsigned n = 0;
+    struct iovec *iov = g_new(struct iovec, nic->lend / 4096 + 1);
+    for (size_t off = 0; off < nic->lend; off += 4096) {
+        iov[n++] = (struct iovec) { buf + off, MIN(4096, nic->lend - off) };
+    }
+    ssize_t len = fill(opaque, iov, n);
+    g_free(iov);
+    if (len > 0 && (size_t)len <= nic->lend) {
+        nic->fills++;
+        g_ptr_array_add(nic->frames, g_bytes_new_take(g_realloc(buf, len), len));
+    } else {
+        g_free(buf);
+    }
+    return len;
+}
+
 static void nic_stub_send_ready(NetClientState *nc)
 {
     ((NicStub *)nc->opaque)->send_ready_calls++;
@@ -43,6 +70,7 @@ static void nic_stub_send_ready(NetClientState *nc)
 static const NetClientInfo nic_stub_info = {
     .type = "nic",
     .receive = nic_stub_receive,
+    .receive_filled = nic_stub_receive_filled,
     .send_ready = nic_stub_send_ready,
 };
 

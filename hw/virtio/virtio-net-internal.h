@@ -93,7 +93,8 @@ struct VirtIONet {
     MACAddr mac;                /* as the driver set it (CTRL_MAC_ADDR) */
     MACAddr perm_mac;           /* mac=, restored at reset */
     bool announce;              /* VIRTIO_NET_S_ANNOUNCE until the driver acks */
-    uint16_t mtu;               /* host_mtu=, 0: none */
+    uint16_t mtu;
+    bool rx_in_place;           /* x-rx-in-place: lend receive chains to the peer */               /* host_mtu=, 0: none */
     unsigned max_pairs;
     unsigned curr_pairs;        /* MQ: VQ_PAIRS_SET; else 1 */
     VirtIONetQueue *queues;     /* max_pairs */
@@ -139,6 +140,10 @@ void virtio_net_tx_reset(VirtIONetQueue *q);
 /* NetClientInfo.receive (on the device's context, no lock held; takes
  * the pair's lock). */
 ssize_t virtio_net_receive(NetClientState *nc, const struct iovec *iov, int iovcnt);
+/* NetClientInfo.receive_filled: the same, the frame read by the peer
+ * straight into the receiveq's chains. */
+ssize_t virtio_net_receive_filled(NetClientState *nc, size_t max, NetFillFunc fill,
+                                  void *opaque);
 /* The receiveq was kicked, or the pair became usable: wake a waiting
  * peer. The pair's lock held (or every pair's: a quiesce). */
 void virtio_net_rx_wake(VirtIONetQueue *q);

@@ -14,13 +14,23 @@
  * (virtqueue_push_batch), because Linux drops a frame whose buffers it
  * finds only in part. Chains taken for a frame that did not fit are kept
  * (rx_stash) for the next attempt: the ring has no way to give them back.
+ *
+ * Filled in place (virtio_net_receive_filled): a tap whose header is the
+ * guest's reads the frame straight into chains lent for the largest
+ * frame it can give, so the bytes cross the host's memory once; the
+ * chains it did not need go back to the stash.
  */
+#include <stddef.h>
 #include <string.h>
 #include <glib.h>
 #include "hw/virtio/virtio-net-internal.h"
 #include "net/vnet-hdr.h"
 #include "qemu/iov.h"
 #include "qemu/log.h"
+
+/* The most pieces a frame filled in place may be read into: the
+ * kernel's limit on one readv (UIO_MAXIOV). */
+#define VIRTIO_NET_RX_FILL_IOV  1024
 
 /* Can the driver take frames on q's receiveq now? */
 static bool virtio_net_rx_ready(VirtIONetQueue *q)
@@ -126,6 +136,50 @@ static bool virtio_net_rx_over_mtu(VirtIONet *n, const VirtIONetHdr *hdr, size_t
            frame_len > (size_t)n->mtu + ETH_HLEN + 4;
 }
 
+/*
+ * Does the frame of size bytes (the peer's header, then the Ethernet
+ * frame) in iov go to the driver? Reads the peer's header into hdr (the
+ * guest's format when there is one, else zeroes). The bytes are read
+ * once, into copies: with a frame filled in place the driver may change
+ * them under us, and nothing here may depend on them twice.
+ */
+static bool virtio_net_rx_accepts(VirtIONet *n, const struct iovec *iov, int iovcnt,
+                                  size_t size, VirtIONetHdr *hdr)
+{
+    if (size < n->host_hdr_len + ETH_HLEN || size > n->host_hdr_len + VIRTIO_NET_MAX_FRAME) {
+        return false;   /* not an Ethernet frame */
+    }
+    /* Enough of the Ethernet header for the filter (a VLAN tag included). */
+    *hdr = (VirtIONetHdr) { 0 };
+    iov_to_buf(iov, iovcnt, 0, hdr, n->host_hdr_len);
+    uint8_t eth[ETH_HLEN + 4];
+    size_t eth_len = iov_to_buf(iov, iovcnt, n->host_hdr_len, eth, sizeof(eth));
+    return virtio_net_filter_accepts(n, eth, eth_len) &&
+           !virtio_net_rx_over_mtu(n, hdr, size - n->host_hdr_len);
+}
+
+/* How many of the count chains total bytes fill, and each one's share. */
+static unsigned virtio_net_rx_shares(VirtQueueElement **elems, unsigned count, size_t total,
+                                     uint32_t *lens)
+{
+    size_t off = 0;
+    unsigned used = 0;
+    while (used < count && off < total) {
+        lens[used] = MIN(elems[used]->in_len, total - off);
+        off += lens[used++];
+    }
+    return used;
+}
+
+/* Hand the first count chains to the driver, with one used index store
+ * and at most one interrupt. */
+static void virtio_net_rx_publish(VirtIONetQueue *q, VirtQueueElement **elems,
+                                  const uint32_t *lens, unsigned count)
+{
+    virtqueue_push_batch(q->rx_vq, elems, lens, count);
+    virtio_queue_notify_pushed(q->rx_vq);
+}
+
 /* With the pair's lock held: the frame's length once taken (delivered or
  * dropped), 0 if the peer must keep it. */
 static ssize_t virtio_net_rx_frame(VirtIONetQueue *q, const struct iovec *iov, int iovcnt,
@@ -139,20 +193,12 @@ static ssize_t virtio_net_rx_frame(VirtIONetQueue *q, const struct iovec *iov, i
         q->rx_waiting = true;
         return 0;
     }
-    if (size < n->host_hdr_len + ETH_HLEN || size > n->host_hdr_len + VIRTIO_NET_MAX_FRAME) {
-        return size;    /* not an Ethernet frame */
-    }
-    /* The peer's header (the guest's format when it has one) and enough of
-     * the Ethernet header for the filter (a VLAN tag included). */
-    VirtIONetHdr hdr = { 0 };
-    iov_to_buf(iov, iovcnt, 0, &hdr, n->host_hdr_len);
-    size_t frame_len = size - n->host_hdr_len;
-    uint8_t eth[ETH_HLEN + 4];
-    size_t eth_len = iov_to_buf(iov, iovcnt, n->host_hdr_len, eth, sizeof(eth));
-    if (!virtio_net_filter_accepts(n, eth, eth_len) || virtio_net_rx_over_mtu(n, &hdr, frame_len)) {
+    VirtIONetHdr hdr;
+    if (!virtio_net_rx_accepts(n, iov, iovcnt, size, &hdr)) {
         return size;
     }
     size_t hdr_len = virtio_net_guest_hdr_len(n);
+    size_t frame_len = size - n->host_hdr_len;
     VirtQueueElement **elems = g_newa(VirtQueueElement *, q->rx_vq->num);
     unsigned count = 0;
     switch (virtio_net_rx_buffers(q, hdr_len + frame_len, elems, &count)) {
@@ -176,15 +222,91 @@ static ssize_t virtio_net_rx_frame(VirtIONetQueue *q, const struct iovec *iov, i
     src[0] = (struct iovec) { .iov_base = &hdr, .iov_len = hdr_len };
     unsigned nsrc = 1 + iov_slice(iov, iovcnt, n->host_hdr_len, frame_len, src + 1, iovcnt);
     uint32_t *lens = g_newa(uint32_t, count);
-    size_t off = 0, total = hdr_len + frame_len;
+    virtio_net_rx_shares(elems, count, hdr_len + frame_len, lens);
+    size_t off = 0;
     for (unsigned i = 0; i < count; i++) {
-        lens[i] = MIN(elems[i]->in_len, total - off);
         virtio_net_rx_copy(elems[i], src, nsrc, off, lens[i]);
         off += lens[i];
     }
-    virtqueue_push_batch(q->rx_vq, elems, lens, count);
-    virtio_queue_notify_pushed(q->rx_vq);
+    virtio_net_rx_publish(q, elems, lens, count);
     return size;
+}
+
+/* The writable buffers of the count chains as one vector (at most max
+ * pieces): false if they need more. */
+static bool virtio_net_rx_gather(VirtQueueElement **elems, unsigned count, struct iovec *iov,
+                                 unsigned max, unsigned *niov)
+{
+    unsigned n = 0;
+    for (unsigned i = 0; i < count; i++) {
+        if (elems[i]->in_num > max - n) {
+            return false;
+        }
+        memcpy(iov + n, elems[i]->in_sg, elems[i]->in_num * sizeof(*iov));
+        n += elems[i]->in_num;
+    }
+    *niov = n;
+    return true;
+}
+
+/*
+ * With the pair's lock held: lend the peer chains for a frame of up to
+ * max bytes and let fill write it (NetClientInfo.receive_filled). The
+ * peer's header lands where the guest's goes, so this needs the two to be
+ * one length; num_buffers, which the peer does not write (a tap skips the
+ * last two bytes of a 12-byte header), is filled in afterwards. Chains
+ * the frame did not need, or a frame not taken, go back to the stash in
+ * their order, for the next frame.
+ */
+static ssize_t virtio_net_rx_filled(VirtIONetQueue *q, size_t max, NetFillFunc fill,
+                                    void *opaque)
+{
+    VirtIONet *n = q->n;
+    size_t hdr_len = virtio_net_guest_hdr_len(n);
+    if (!n->rx_in_place || q->vhost_started || !virtio_net_rx_ready(q) ||
+        n->host_hdr_len != hdr_len) {
+        return NET_FILL_DECLINED;
+    }
+    VirtQueueElement **elems = g_newa(VirtQueueElement *, q->rx_vq->num);
+    unsigned count = 0;
+    if (virtio_net_rx_buffers(q, max, elems, &count) != VIRTIO_NET_RX_BUFFERS_OK) {
+        return NET_FILL_DECLINED;   /* the copying path waits, drops or breaks */
+    }
+    struct iovec *iov = g_newa(struct iovec, VIRTIO_NET_RX_FILL_IOV);
+    unsigned niov;
+    if (!virtio_net_rx_gather(elems, count, iov, VIRTIO_NET_RX_FILL_IOV, &niov)) {
+        virtio_net_rx_unstash(q, elems, count);
+        return NET_FILL_DECLINED;
+    }
+    ssize_t size = fill(opaque, iov, niov);
+    VirtIONetHdr hdr;
+    /* A length beyond max is a frame cut short (a tap says how long the
+     * frame was, not how much of it it wrote): dropped. */
+    if (size <= 0 || (size_t)size > max || !virtio_net_rx_accepts(n, iov, niov, size, &hdr)) {
+        virtio_net_rx_unstash(q, elems, count);
+        return size;
+    }
+    /* Buffers are there: no kicks wanted until they run out. */
+    virtqueue_set_notification(q->rx_vq, false);
+    uint32_t *lens = g_newa(uint32_t, count);
+    unsigned used = virtio_net_rx_shares(elems, count, size, lens);
+    if (hdr_len == sizeof(hdr)) {
+        hdr.num_buffers = used;
+        iov_from_buf(iov, niov, offsetof(VirtIONetHdr, num_buffers), &hdr.num_buffers,
+                     sizeof(hdr.num_buffers));
+    }
+    virtio_net_rx_unstash(q, elems + used, count - used);
+    virtio_net_rx_publish(q, elems, lens, used);
+    return size;
+}
+
+ssize_t virtio_net_receive_filled(NetClientState *nc, size_t max, NetFillFunc fill, void *opaque)
+{
+    VirtIONetQueue *q = nc->opaque;
+    virtio_queue_lock(q->rx_vq);
+    ssize_t ret = virtio_net_rx_filled(q, max, fill, opaque);
+    virtio_queue_unlock(q->rx_vq);
+    return ret;
 }
 
 ssize_t virtio_net_receive(NetClientState *nc, const struct iovec *iov, int iovcnt)

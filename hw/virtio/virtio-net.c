@@ -280,6 +280,7 @@ static const VirtIODeviceOps virtio_net_ops = {
 static const NetClientInfo virtio_net_client_info = {
     .type = "nic",
     .receive = virtio_net_receive,
+    .receive_filled = virtio_net_receive_filled,
     .send_ready = virtio_net_tx_resume,
     .link_changed = virtio_net_link_changed,
     .query_rx_filter = virtio_net_query_rx_filter,
@@ -437,6 +438,7 @@ QEMUDevice *virtio_net_pci_new(PCIBus *bus, int devfn, const VirtIONetConf *conf
     n->max_pairs = conf->mq && conf->netdev ? MAX(conf->netdev->num_queues, 1) : 1;
     n->perm_mac = n->mac = conf->mac;
     n->mtu = conf->host_mtu;
+    n->rx_in_place = conf->rx_in_place;
     n->ctx = conf->iothread ? iothread_context(conf->iothread) : main_loop_context();
     virtio_net_filter_reset(&n->filter);
     bool ctrl_vq = conf->features & VIRTIO_BIT(VIRTIO_NET_F_CTRL_VQ);
@@ -491,6 +493,7 @@ typedef struct VirtIONetPCIOptions {
     uint16_t rx_queue_size;
     uint16_t tx_queue_size;
     uint16_t host_mtu;
+    bool rx_in_place;
     bool feature[64];           /* by bit number: QEMU's on/off switches */
     VirtIOPCIConf pci;
 } VirtIONetPCIOptions;
@@ -511,6 +514,8 @@ static const DeviceProperty virtio_net_pci_properties[] = {
     DEFINE_PROP_UINT16("rx_queue_size", VirtIONetPCIOptions, rx_queue_size, 256, NULL),
     DEFINE_PROP_UINT16("tx_queue_size", VirtIONetPCIOptions, tx_queue_size, 256, NULL),
     DEFINE_PROP_UINT16("host_mtu", VirtIONetPCIOptions, host_mtu, 0, NULL),
+    /* Ours: off measures what receiving in place buys (docs/benchmarks.md). */
+    DEFINE_PROP_BOOL("x-rx-in-place", VirtIONetPCIOptions, rx_in_place, true, NULL),
     DEFINE_VIRTIO_PCI_PROPERTIES(VirtIONetPCIOptions, pci),
     FEATURE_PROP("csum", VIRTIO_NET_F_CSUM),
     FEATURE_PROP("guest_csum", VIRTIO_NET_F_GUEST_CSUM),
@@ -538,7 +543,7 @@ static QEMUDevice *virtio_net_pci_realize(const void *options, const DeviceBuses
     VirtIONetConf conf = {
         .netdev = o->netdev.backend, .mac = o->mac, .iothread = o->iothread.backend,
         .mq = o->mq, .rx_queue_size = o->rx_queue_size, .tx_queue_size = o->tx_queue_size,
-        .host_mtu = o->host_mtu, .pci = &o->pci,
+        .host_mtu = o->host_mtu, .rx_in_place = o->rx_in_place, .pci = &o->pci,
     };
     if (!memcmp(&conf.mac, &unset, sizeof(unset))) {
         net_default_mac(&conf.mac);

@@ -148,6 +148,7 @@ typedef struct TestOptions {
     uint64_t driver_features;   /* 0: all the device offers */
     uint16_t tx_queue_size;     /* 0: 256 */
     bool no_irqfd;              /* x-irqfd=off: vectors sent from user space */
+    bool no_rx_in_place;        /* x-rx-in-place=off: never lend receive chains */
 } TestOptions;
 
 typedef struct TestNet {
@@ -216,6 +217,7 @@ static TestNet *net_new(const TestOptions *o)
         .netdev = t->netdev, .mac = test_mac, .mq = o->mq, .rx_queue_size = 256, .pci = &pci,
         .iothread = t->iothread,
         .tx_queue_size = o->tx_queue_size ? o->tx_queue_size : 256, .features = ALL_FEATURES,
+        .rx_in_place = !o->no_rx_in_place,
     };
     PCIBus *bus = pci_bus_new(map_irq);
     t->qdev = virtio_net_pci_new(bus, -1, &conf, &err);
@@ -631,6 +633,165 @@ static void test_rx_single_buffer_vnet(void)
     g_assert_cmpuint(got->num_buffers, ==, 1);
     g_assert_cmpmem(gpa(RXBUF_GPA + 4096 + 12), 1000, f + 12, 1000);
     net_free(t);
+}
+
+/* ---- frames filled in place (receive_filled) ---- */
+
+/* What the fake tap writes when the NIC lends it buffers. */
+typedef struct FakeFill {
+    const uint8_t *frame;       /* a 12-byte header, then the frame */
+    size_t len;
+    ssize_t ret;                /* what fill returns (0: len) */
+    unsigned calls;
+    size_t lent;                /* the bytes of the last loan */
+} FakeFill;
+
+/* As a tap writes a 12-byte header: its first 10 bytes, then the frame;
+ * bytes 10-11 (num_buffers) are skipped, not written. */
+static ssize_t fake_fill(void *opaque, const struct iovec *iov, int iovcnt)
+{
+    FakeFill *f = opaque;
+    f->calls++;
+    f->lent = iov_size(iov, iovcnt);
+    g_assert_cmpuint(f->lent, >=, f->len);
+    iov_from_buf(iov, iovcnt, 0, f->frame, 10);
+    iov_from_buf(iov, iovcnt, 12, f->frame + 12, f->len - 12);
+    return f->ret ? f->ret : (ssize_t)f->len;
+}
+
+static ssize_t fill_nic(TestNet *t, FakeFill *f)
+{
+    return net_send_filled(t->netdev->queues[0], 65536 + 4096, fake_fill, f);
+}
+
+/* A frame of len bytes behind a vnet header for dst. */
+static uint8_t *filled_frame(size_t len, const uint8_t *dst, unsigned seed)
+{
+    uint8_t *f = g_malloc(12 + len);
+    VirtIONetHdr hdr = { .flags = VIRTIO_NET_HDR_F_DATA_VALID };
+    memcpy(f, &hdr, sizeof(hdr));
+    make_frame(f + 12, len, dst, seed);
+    return f;
+}
+
+/* The used chain that must come next: id, length, and the frame behind
+ * its header, num_buffers as filled in. */
+static void check_filled(TestNet *t, uint16_t head, unsigned slot, const uint8_t *f,
+                         size_t len, uint16_t num_buffers)
+{
+    VRingUsedElem used = { 0 };
+    g_assert_true(tv_take_used(&t->vq[0], &used));
+    g_assert_cmpuint(used.id, ==, head);
+    g_assert_cmpuint(used.len, ==, MIN(12 + len, 4096));
+    VirtIONetHdr *hdr = (VirtIONetHdr *)gpa(RXBUF_GPA + 4096 * slot);
+    g_assert_cmpuint(hdr->flags, ==, VIRTIO_NET_HDR_F_DATA_VALID);
+    g_assert_cmpuint(hdr->num_buffers, ==, num_buffers);
+    g_assert_cmpmem(gpa(RXBUF_GPA + 4096 * slot + 12), MIN(len, 4096 - 12), f + 12,
+                    MIN(len, 4096 - 12));
+}
+
+/*
+ * A vnet peer's frames read straight into mergeable buffers: chains lent
+ * for the largest frame, the ones used published with num_buffers filled
+ * in, the rest kept for the next frame in their order; a frame the filter
+ * rejects, one cut short and a read that found nothing give every chain
+ * back; too few buffers for the largest frame declines the loan, and the
+ * copying path still delivers.
+ */
+static void test_rx_filled(void)
+{
+    TestNet *t = net_new(&(TestOptions) { .vnet = true });
+    g_assert_cmpuint(t->peers[0].hdr_len, ==, 12);
+    uint16_t heads[21];
+    for (unsigned i = 0; i < 21; i++) {
+        heads[i] = post_rx(t, 0, i, 4096);
+    }
+    vpd_kick(&t->d, 0);
+    vpd_settle();
+    g_autofree uint8_t *small = filled_frame(2500, test_mac.a, 1);
+    FakeFill f = { .frame = small, .len = 12 + 2500 };
+    g_assert_cmpint(fill_nic(t, &f), ==, 12 + 2500);
+    g_assert_cmpuint(f.lent, ==, 17 * 4096);    /* enough for 65536 + 4096 */
+    vpd_settle();
+    g_assert_cmpuint(used_count(t, 0), ==, 1);
+    check_filled(t, heads[0], 0, small, 2500, 1);
+    g_assert_cmpuint(msis[1], ==, 1);
+
+    /* Three chains for the next, the ones after the first. */
+    g_autofree uint8_t *big = filled_frame(9000, test_mac.a, 2);
+    f = (FakeFill) { .frame = big, .len = 12 + 9000 };
+    g_assert_cmpint(fill_nic(t, &f), ==, 12 + 9000);
+    g_assert_cmpuint(used_count(t, 0), ==, 3);
+    check_filled(t, heads[1], 1, big, 9000, 3);
+    for (unsigned i = 2; i < 4; i++) {
+        VRingUsedElem used = { 0 };
+        g_assert_true(tv_take_used(&t->vq[0], &used));
+        g_assert_cmpuint(used.id, ==, heads[i]);
+    }
+    g_assert_cmpmem(gpa(RXBUF_GPA + 4096 * 3), 9012 - 2 * 4096, big + 2 * 4096,
+                    9012 - 2 * 4096);
+
+    /* Not for us, cut short, nothing read: nothing used, chains kept. */
+    uint8_t off = 0;
+    g_assert_cmpuint(ctrl_cmd(t, VIRTIO_NET_CTRL_RX, VIRTIO_NET_CTRL_RX_PROMISC, &off, 1), ==,
+                     VIRTIO_NET_OK);
+    static const uint8_t other[6] = { 0x52, 0x54, 0x00, 0x00, 0x00, 0x99 };
+    g_autofree uint8_t *stranger = filled_frame(100, other, 3);
+    f = (FakeFill) { .frame = stranger, .len = 12 + 100 };
+    g_assert_cmpint(fill_nic(t, &f), ==, 12 + 100);
+    f = (FakeFill) { .frame = small, .len = 12 + 2500, .ret = 65536 + 4096 + 1 };
+    g_assert_cmpint(fill_nic(t, &f), ==, 65536 + 4096 + 1);
+    f = (FakeFill) { .frame = small, .len = 12 + 2500, .ret = -EAGAIN };
+    g_assert_cmpint(fill_nic(t, &f), ==, -EAGAIN);
+    g_assert_cmpuint(used_count(t, 0), ==, 0);
+    f = (FakeFill) { .frame = small, .len = 12 + 2500 };
+    g_assert_cmpint(fill_nic(t, &f), ==, 12 + 2500);
+    check_filled(t, heads[4], 4, small, 2500, 1);
+
+    /* 16 chains left: too few to lend, so the copying path takes it. */
+    f = (FakeFill) { .frame = small, .len = 12 + 2500 };
+    g_assert_cmpint(fill_nic(t, &f), ==, NET_FILL_DECLINED);
+    g_assert_cmpuint(f.calls, ==, 0);
+    g_assert_cmpuint(send_to_nic(t, 0, small, 12 + 2500), ==, 12 + 2500);
+    check_filled(t, heads[5], 5, small, 2500, 1);
+
+    /* Link down: no loan, and the copy is dropped as a cable drops it. */
+    for (unsigned i = 21; i < 40; i++) {
+        post_rx(t, 0, i, 4096);
+    }
+    vpd_kick(&t->d, 0);
+    vpd_settle();
+    net_client_set_link(t->netdev->queues[0], false);
+    g_assert_cmpint(fill_nic(t, &f), ==, NET_FILL_DECLINED);
+    net_client_set_link(t->netdev->queues[0], true);
+    g_assert_cmpint(fill_nic(t, &f), ==, 12 + 2500);
+    check_filled(t, heads[6], 6, small, 2500, 1);
+    net_free(t);
+}
+
+/* Nothing is filled in place for a peer without vnet headers (its
+ * frames need the guest's header put ahead), nor with x-rx-in-place=off;
+ * the frames still arrive, copied. */
+static void test_rx_filled_declined(void)
+{
+    const TestOptions cases[] = { { 0 }, { .vnet = true, .no_rx_in_place = true } };
+    for (unsigned c = 0; c < G_N_ELEMENTS(cases); c++) {
+        TestNet *t = net_new(&cases[c]);
+        for (unsigned i = 0; i < 20; i++) {
+            post_rx(t, 0, i, 4096);
+        }
+        vpd_kick(&t->d, 0);
+        vpd_settle();
+        g_autofree uint8_t *small = filled_frame(100, test_mac.a, 1);
+        FakeFill f = { .frame = small, .len = 12 + 100 };
+        g_assert_cmpint(fill_nic(t, &f), ==, NET_FILL_DECLINED);
+        g_assert_cmpuint(f.calls, ==, 0);
+        g_assert_cmpuint(used_count(t, 0), ==, 0);
+        size_t offset = cases[c].vnet ? 0 : 12;
+        g_assert_cmpuint(send_to_nic(t, 0, small + offset, 112 - offset), ==, 112 - offset);
+        g_assert_cmpuint(used_count(t, 0), ==, 1);
+        net_free(t);
+    }
 }
 
 /* Deliver one frame to dst; true if the driver got it. */
@@ -1625,6 +1786,8 @@ int main(int argc, char **argv)
     g_test_add_func("/virtio-net/rx-mergeable", test_rx_mergeable);
     g_test_add_func("/virtio-net/rx-no-buffers-then-kick", test_rx_no_buffers_then_kick);
     g_test_add_func("/virtio-net/rx-single-buffer-vnet", test_rx_single_buffer_vnet);
+    g_test_add_func("/virtio-net/rx-filled", test_rx_filled);
+    g_test_add_func("/virtio-net/rx-filled-declined", test_rx_filled_declined);
     g_test_add_func("/virtio-net/ctrl-rx-filter", test_ctrl_rx_filter);
     g_test_add_func("/virtio-net/multiqueue", test_multiqueue);
     g_test_add_func("/virtio-net/hostile-chains", test_hostile_chains);

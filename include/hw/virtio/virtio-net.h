@@ -91,6 +91,9 @@ typedef struct VirtIONetConf {
     uint16_t rx_queue_size;     /* powers of two, 256..VIRTQUEUE_MAX_SIZE */
     uint16_t tx_queue_size;
     uint16_t host_mtu;          /* 0: no VIRTIO_NET_F_MTU */
+    /* x-rx-in-place: lend the peer the receive chains, so a tap reads
+     * frames straight into them (docs/network.md); off: always copy. */
+    bool rx_in_place;
     /* The features the user leaves on (QEMU's switches); those the peer
      * cannot carry are not offered anyway. */
     uint64_t features;

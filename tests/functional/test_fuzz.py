@@ -20,13 +20,16 @@ from kvmhost import REPO
 sys.path.insert(0, str(REPO / "tests" / "fuzz"))
 import e1000_seeds  # noqa: E402
 import storage_seeds  # noqa: E402
+import virtio_net_seeds  # noqa: E402
 
 BUILDDIR = REPO / "build-fuzz"
 FUZZER = BUILDDIR / "tests" / "fuzz" / "fuzz-platform"
 CORPUS = REPO / "tests" / "fuzz" / "corpus"
 FUZZ_SECONDS = 60
-SEED_SCRIPTS = {"storage_seeds.py": storage_seeds, "e1000_seeds.py": e1000_seeds}
-SEED_CHECKS = {**storage_seeds.SEED_CHECKS, **e1000_seeds.SEED_CHECKS}
+SEED_SCRIPTS = {"storage_seeds.py": storage_seeds, "e1000_seeds.py": e1000_seeds,
+                "virtio_net_seeds.py": virtio_net_seeds}
+SEED_CHECKS = {**storage_seeds.SEED_CHECKS, **e1000_seeds.SEED_CHECKS,
+               **virtio_net_seeds.SEED_CHECKS}
 SANITIZER_REPORTS = ("ERROR: AddressSanitizer", "runtime error:", "ERROR: LeakSanitizer",
                      "ERROR: libFuzzer", "==ERROR:")
 

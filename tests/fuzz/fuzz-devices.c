@@ -56,6 +56,8 @@ static FuzzDevice fuzz_devices[] = {
     { "virtio-net-pci,addr=7,mq=off", &fuzz_virtio_driver },
     /* On a wire with virtio-net headers: the host's offloads. */
     { "e1000,addr=8,mac=52:54:00:00:00:08,x-tx-defer=off,netdev=" FUZZ_E1000_VNET_WIRE_ID, &fuzz_e1000_driver },
+    /* On a vnet wire too: frames filled in place into its chains. */
+    { "virtio-net-pci,addr=9,mac=52:54:00:00:00:09,netdev=" FUZZ_VIRTIO_NET_WIRE_ID, &fuzz_virtio_net_driver },
 };
 
 static int image_fds[G_N_ELEMENTS(fuzz_drives)];
@@ -148,7 +150,7 @@ static bool device_create(FuzzDevice *dev, const DeviceBuses *buses, Error **err
 
 bool fuzz_devices_create(const DeviceBuses *buses, Error **errp)
 {
-    if (!drives_create(errp) || !fuzz_e1000_wire_create(errp)) {
+    if (!drives_create(errp) || !fuzz_wires_create(errp)) {
         return false;
     }
     for (size_t i = 0; i < G_N_ELEMENTS(fuzz_devices); i++) {

@@ -80,14 +80,17 @@ struct FuzzDevice {
 
 extern const FuzzDriver fuzz_virtio_driver;    /* fuzz-virtio.c */
 extern const FuzzDriver fuzz_ide_driver;       /* fuzz-ide.c */
-extern const FuzzDriver fuzz_e1000_driver;     /* fuzz-e1000.c: frames from the wire */
+extern const FuzzDriver fuzz_e1000_driver;     /* fuzz-wire.c: frames from the wire */
+/* fuzz-wire.c: the virtio driver's operations, and frames from the wire */
+extern const FuzzDriver fuzz_virtio_net_driver;
 
-/* The netdevs the e1000s are attached to (fuzz-e1000.c): they drop what
- * the NIC sends, and the e1000 driver's operation sends frames through
- * them; the second with virtio-net headers, as a tap with offloads. */
+/* The netdevs the NICs are attached to (fuzz-wire.c): they drop what the
+ * NIC sends, and the NIC drivers' operations send frames through them;
+ * the vnet ones with virtio-net headers, as a tap with offloads. */
 #define FUZZ_E1000_WIRE_ID          "fuzz-wire"
 #define FUZZ_E1000_VNET_WIRE_ID     "fuzz-vnet-wire"
-bool fuzz_e1000_wire_create(Error **errp);
+#define FUZZ_VIRTIO_NET_WIRE_ID     "fuzz-virtio-net-wire"
+bool fuzz_wires_create(Error **errp);
 
 /* Open the drives on temporary images and create the devices. */
 bool fuzz_devices_create(const DeviceBuses *buses, Error **errp);

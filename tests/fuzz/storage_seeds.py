@@ -194,23 +194,25 @@ def vop(op, flags=0):
     return le(op | flags, 1)
 
 
-def virtio_setup(msix=True, queues=2, size_log2=4):
-    out = device_op(VBLK, vop(VOP_INIT, VOP_FLAG_B if msix else 0) + le(2**64 - 1, 8))
+def virtio_setup(msix=True, queues=2, size_log2=4, dev=VBLK):
+    """Every feature the device offers, queues 0.. of 2**size_log2 entries
+    (vector q + 1), DRIVER_OK; dev: the device's index in fuzz_devices[]."""
+    out = device_op(dev, vop(VOP_INIT, VOP_FLAG_B if msix else 0) + le(2**64 - 1, 8))
     for q in range(queues):
-        out += device_op(VBLK, vop(VOP_QUEUE) + le(q, 1) + le(size_log2, 1) + le(q + 1, 2))
-    return out + device_op(VBLK, vop(VOP_DRIVER_OK))
+        out += device_op(dev, vop(VOP_QUEUE) + le(q, 1) + le(size_log2, 1) + le(q + 1, 2))
+    return out + device_op(dev, vop(VOP_DRIVER_OK))
 
 
 def blk_header(slot, type_, sector):
     return ram_write(REQ + 16 * slot, struct.pack("<IIQ", type_, 0, sector))
 
 
-def chain(queue, head, descs, indirect=False, kick=True):
+def chain(queue, head, descs, indirect=False, kick=True, dev=VBLK):
     flags = (VOP_FLAG_A if indirect else 0) | (VOP_FLAG_B if kick else 0)
     out = vop(VOP_CHAIN, flags) + le(queue, 1) + le(head, 2) + le(len(descs) - 1, 1)
     for addr, length, dflags, nxt in descs:
         out += le(addr, 4) + le(length, 4) + le(dflags, 2) + le(nxt, 2)
-    return device_op(VBLK, out)
+    return device_op(dev, out)
 
 
 def request(queue, head, slot, data=None, data_len=0, writable=False, indirect=False):

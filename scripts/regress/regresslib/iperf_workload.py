@@ -19,6 +19,8 @@ DEVICES = {
     "virtio-slow": (VIRTIO, False, "ioeventfd=off,x-irqfd=off", "ioeventfd=off"),
     # The e1000 with the tap's offloads left off, as QEMU's e1000 has them.
     "e1000-nooffload": (E1000, False, "x-host-offloads=off", None),
+    # virtio-net copying every received frame twice, as QEMU's does.
+    "virtio-copy": (VIRTIO, False, "x-rx-in-place=off", None),
 }
 DIRECTIONS = ("g->h", "h->g")
 

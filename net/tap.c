@@ -159,12 +159,7 @@ static bool tap_read_frame(TapQueue *q)
     if (len <= 0) {
         return false;
     }
-    /* The tap says how long a frame was, not how much of it fitted: one
-     * longer than the buffer was cut short, and is dropped. */
-    if (!copied || len > TAP_BUFSIZE) {
-        return true;
-    }
-    return tap_deliver(q, len);
+    return !copied || tap_deliver(q, len);
 }
 
 static void tap_read_frames(TapQueue *q)

@@ -280,8 +280,8 @@ static ssize_t virtio_net_rx_filled(VirtIONetQueue *q, size_t max, NetFillFunc f
     }
     ssize_t size = fill(opaque, iov, niov);
     VirtIONetHdr hdr;
-    /* A length beyond max is a frame cut short (a tap says how long the
-     * frame was, not how much of it it wrote): dropped. */
+    /* More than was lent cannot have been written: a peer's bug, the
+     * frame dropped rather than published past the chains. */
     if (size <= 0 || (size_t)size > max || !virtio_net_rx_accepts(n, iov, niov, size, &hdr)) {
         virtio_net_rx_unstash(q, elems, count);
         return size;

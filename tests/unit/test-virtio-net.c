@@ -694,8 +694,8 @@ static void check_filled(TestNet *t, uint16_t head, unsigned slot, const uint8_t
  * A vnet peer's frames read straight into mergeable buffers: chains lent
  * for the largest frame, the ones used published with num_buffers filled
  * in, the rest kept for the next frame in their order; a frame the filter
- * rejects, one cut short and a read that found nothing give every chain
- * back; too few buffers for the largest frame declines the loan, and the
+ * rejects, one longer than the loan and a read that found nothing give
+ * every chain back; too few buffers for the largest frame declines the loan, and the
  * copying path still delivers.
  */
 static void test_rx_filled(void)
@@ -731,7 +731,8 @@ static void test_rx_filled(void)
     g_assert_cmpmem(gpa(RXBUF_GPA + 4096 * 3), 9012 - 2 * 4096, big + 2 * 4096,
                     9012 - 2 * 4096);
 
-    /* Not for us, cut short, nothing read: nothing used, chains kept. */
+    /* Not for us, longer than the loan, nothing read: nothing used, chains
+     * kept. */
     uint8_t off = 0;
     g_assert_cmpuint(ctrl_cmd(t, VIRTIO_NET_CTRL_RX, VIRTIO_NET_CTRL_RX_PROMISC, &off, 1), ==,
                      VIRTIO_NET_OK);

@@ -13,9 +13,10 @@
  *
  * e1000 operation: a frame. virtio-net operation: a byte with bit 7 set,
  * then a frame; else one of the generic virtio driver's operations (the
- * byte is that operation's, which leaves bits 5-7 clear). A frame: len:2 (on the plain wire modulo
- * FUZZ_WIRE_MAX_FRAME + 1), then its bytes, the header first on a vnet
- * wire (zeros past the end of the input).
+ * byte is that operation's, which leaves bits 5-7 clear). A frame:
+ * len:2 (on the plain wire modulo FUZZ_WIRE_MAX_FRAME + 1), then its
+ * bytes, the header first on a vnet wire (zeros past the end of the
+ * input).
  */
 #include <string.h>
 #include <glib.h>

@@ -93,8 +93,8 @@ struct VirtIONet {
     MACAddr mac;                /* as the driver set it (CTRL_MAC_ADDR) */
     MACAddr perm_mac;           /* mac=, restored at reset */
     bool announce;              /* VIRTIO_NET_S_ANNOUNCE until the driver acks */
-    uint16_t mtu;
-    bool rx_in_place;           /* x-rx-in-place: lend receive chains to the peer */               /* host_mtu=, 0: none */
+    uint16_t mtu;               /* host_mtu=, 0: none */
+    bool rx_in_place;           /* x-rx-in-place: lend receive chains to the peer */
     unsigned max_pairs;
     unsigned curr_pairs;        /* MQ: VQ_PAIRS_SET; else 1 */
     VirtIONetQueue *queues;     /* max_pairs */

@@ -280,8 +280,8 @@ static ssize_t virtio_net_rx_filled(VirtIONetQueue *q, size_t max, NetFillFunc f
     }
     ssize_t size = fill(opaque, iov, niov);
     VirtIONetHdr hdr;
-    /* More than was lent cannot have been written: a peer's bug, the
-     * frame dropped rather than published past the chains. */
+    /* Longer than the largest frame the peer said it could give: a
+     * peer's bug, the frame dropped rather than trusted. */
     if (size <= 0 || (size_t)size > max || !virtio_net_rx_accepts(n, iov, niov, size, &hdr)) {
         virtio_net_rx_unstash(q, elems, count);
         return size;

@@ -7,7 +7,8 @@ later the fragment reads L1's /proc/stat, every thread of the VMM
 (/proc/PID/task/*/stat: named with -name debug-threads=on) and iperf3's
 and the kernel's ksoftirqd/kworker threads. The report gives, per VMM, the
 clock ticks of those 6 s (L1 counts 100 per CPU-second): L1 idle, the L2
-guest running, each VMM thread, the others. Ours with device-lock=on
+guest running, each VMM thread (with its user-space share), the others,
+and the guest's interrupts per vCPU over the whole run. Ours with device-lock=on
 against Debian's QEMU, alternating. A probe for finding costs, not
 pass/fail; docs/benchmarks.md has its readings.
 
@@ -57,7 +58,11 @@ echo @@SNAP-0; cat "$WORK/s0"; echo @@SNAP-1; cat "$WORK/s1"; echo @@SNAP-END'''
 def fragment(name, vmm, device, direction):
     binary, machine = VMMS[vmm]
     reverse = " -R" if direction == "h->g" else ""
-    args = kvmhost.l2_args(f"iperf3 -c {HOST_ADDR} -t14 -fm{reverse}", smp=2,
+    # The guest's interrupt counts around the run: which vCPU takes the
+    # NIC's interrupts, and how many rescheduling and call IPIs it sends.
+    command = (f"cat /proc/interrupts > /tmp/irq0; iperf3 -c {HOST_ADDR} -t14 -fm{reverse}; "
+               "echo @@IRQ-0; cat /tmp/irq0; echo @@IRQ-1; cat /proc/interrupts; echo @@IRQ-END")
+    args = kvmhost.l2_args(command, smp=2,
                            append=f"kit.ip={GUEST_ADDR}/{PREFIX}",
                            extra=[machine, "-name", "bench,debug-threads=on",
                                   *nic_args(MODELS[device], tap_netdev())])
@@ -66,8 +71,8 @@ def fragment(name, vmm, device, direction):
 
 
 def parse_snapshot(text):
-    """{'cpu': [ticks per CPU_FIELDS], thread name: ticks}. kworkers are
-    summed under one name; the VMM's threads keep theirs."""
+    """{'cpu': [ticks per CPU_FIELDS], thread name: (user, system) ticks}.
+    kworkers are summed under one name; the VMM's threads keep theirs."""
     lines = text.strip().splitlines()
     ticks = {"cpu": [int(x) for x in lines[0].split()[1:len(CPU_FIELDS) + 1]]}
     for line in lines[1:]:
@@ -77,8 +82,40 @@ def parse_snapshot(text):
         if kind == "P" and comm.startswith("kworker"):
             comm = "kworker"
         # utime and stime: fields 14 and 15 of the line, 12 and 13 after comm.
-        ticks[comm] = ticks.get(comm, 0) + int(fields[11]) + int(fields[12])
+        user, system = ticks.get(comm, (0, 0))
+        ticks[comm] = (user + int(fields[11]), system + int(fields[12]))
     return ticks
+
+
+def parse_interrupts(text):
+    """{source: [count per CPU]} from the guest's /proc/interrupts."""
+    lines = text.strip().splitlines()
+    ncpus = len(lines[0].split())
+    counts = {}
+    for line in lines[1:]:
+        name, _, rest = line.partition(":")
+        words = rest.split()
+        if len(words) < ncpus or not all(w.isdigit() for w in words[:ncpus]):
+            continue
+        # A numbered line is named by its device (its last word): "25 virtio0-input.0".
+        name = name.strip()
+        counts[f"{name} {words[-1]}" if name.isdigit() else name] = [int(w) for w in words[:ncpus]]
+    return counts
+
+
+def interrupt_report(log):
+    """The guest's interrupts during the run, per vCPU, for the sources that
+    fired (NIC queues, IPIs, timers)."""
+    found = re.search(r"@@IRQ-0\r?\n(.*)@@IRQ-1\r?\n(.*)@@IRQ-END", log, re.S)
+    if not found:
+        return "no interrupt counts"
+    before, after = parse_interrupts(found.group(1)), parse_interrupts(found.group(2))
+    fired = []
+    for name, counts in after.items():
+        delta = [a - b for a, b in zip(counts, before.get(name, [0] * len(counts)))]
+        if sum(delta) > 0:
+            fired.append(f"{name} {'/'.join(map(str, delta))}")
+    return "guest interrupts per vCPU: " + ", ".join(fired)
 
 
 def report(outcome):
@@ -87,14 +124,22 @@ def report(outcome):
     rate = iperf_rates(guest.log) if guest else []
     if not found:
         return f"{outcome.name}: no snapshots (Mbit/s {rate})"
+    if not found.group(1).startswith("cpu ") or not found.group(2).startswith("cpu "):
+        # "cat: can't open": the VMM was gone (the guest reset, L1 died).
+        return f"{outcome.name}: a snapshot found no VMM (Mbit/s {rate})"
     before, after = parse_snapshot(found.group(1)), parse_snapshot(found.group(2))
     cpu = dict(zip(CPU_FIELDS, (b - a for a, b in zip(before["cpu"], after["cpu"]))))
-    threads = sorted(((after[k] - before.get(k, 0), k) for k in after if k != "cpu"),
-                     reverse=True)
+    threads = []
+    for name in after:
+        if name != "cpu":
+            user, system = (a - b for a, b in zip(after[name], before.get(name, (0, 0))))
+            threads.append((user + system, user, name))
+    threads.sort(reverse=True)
     return (f"{outcome.name}: {rate[0] if rate else 'no'} Mbit/s; ticks: idle {cpu['idle']}, "
             f"guest {cpu['guest']}, user {cpu['user']} (guest included), system "
             f"{cpu['system']}, softirq {cpu['softirq']}\n    "
-            + ", ".join(f"{name} {n}" for n, name in threads if n > 0))
+            + ", ".join(f"{name} {n} ({user} user)" for n, user, name in threads if n > 0)
+            + "\n    " + interrupt_report(guest.log if guest else ""))
 
 
 def main():

@@ -157,7 +157,12 @@ static int virtio_net_tx_flush(VirtIONetQueue *q)
             g_free(elem);
             return -1;
         }
+        /* Each chain's interrupt is due as soon as it is used, not after
+         * the pass: a driver that bounds what it has in flight (Linux's
+         * TCP small queues) sends its next frame only when earlier ones
+         * come back, so the pass's later frames must not hold them up. */
         virtqueue_push(q->tx_vq, elem, 0);
+        virtio_queue_notify_pushed(q->tx_vq);
         sent++;
     }
     return sent;
@@ -194,7 +199,6 @@ static void virtio_net_tx_run(VirtIONetQueue *q)
             virtio_net_tx_defer(q);
         }
     }
-    virtio_queue_notify_pushed(q->tx_vq);
 }
 
 /* A kick only turns kicks off and leaves the sending to the bottom half

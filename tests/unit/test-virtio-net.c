@@ -12,6 +12,7 @@
  * racing them.
  */
 #include <inttypes.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <glib.h>
@@ -79,6 +80,8 @@ typedef struct FakePeer {
     NetOffloads offloads;
     unsigned send_ready;        /* send_ready calls */
     bool left_out;              /* set_queue_enabled(false) was the last word */
+    int irq_fd;                 /* > 0: a vector's eventfd to look at as frames come */
+    GArray *irq_raised;         /* bool per frame: irq_fd was signalled before it */
 } FakePeer;
 
 /* One frame as the peer got it. Plain g_malloc, not a GByteArray: the
@@ -95,6 +98,11 @@ static ssize_t fake_receive(NetClientState *nc, const struct iovec *iov, int iov
     FakePeer *p = nc->opaque;
     if (p->refuse) {
         return 0;
+    }
+    if (p->irq_fd > 0) {
+        struct pollfd pfd = { .fd = p->irq_fd, .events = POLLIN };
+        bool raised = poll(&pfd, 1, 0) == 1;
+        g_array_append_val(p->irq_raised, raised);
     }
     size_t len = iov_size(iov, iovcnt);
     SentFrame *frame = g_malloc(sizeof(*frame) + len);
@@ -535,6 +543,35 @@ static void test_tx_kick_defers_and_burst_bounded(void)
     g_assert_cmpuint(p->frames->len, ==, 300);
     g_assert_cmpuint(used_count(t, 1), ==, 300);
     g_assert_true(tx_post_small_frames(t, 1, 1));
+    net_free(t);
+}
+
+/* With EVENT_IDX, a chain's interrupt goes out as soon as the used index
+ * passes the driver's used_event, before the rest of the pass is sent:
+ * Linux's TCP small queues send more only once sent frames come back. */
+static void test_tx_interrupt_per_chain(void)
+{
+    TestNet *t = net_new(&(TestOptions) { 0 });
+    g_assert_true(t->features & F(VIRTIO_F_RING_EVENT_IDX));
+    FakePeer *p = &t->peers[0];
+    tx_small_frames(t, 1, 1);
+    vpd_settle();
+    g_assert_cmpuint(msis[2], ==, 1);       /* queue 1's vector */
+    /* An interrupt once the next chain is used, and none for the rest. */
+    tv_set_used_event(&t->vq[1], tv_used_idx(&t->vq[1]));
+    VirtIOPCIProxy *proxy = (VirtIOPCIProxy *)t->qdev;
+    p->irq_fd = proxy->vector_notifiers[2].fd;
+    p->irq_raised = g_array_new(false, false, sizeof(bool));
+    tx_small_frames(t, 1, 3);
+    vpd_settle();
+    g_assert_cmpuint(p->irq_raised->len, ==, 3);
+    g_assert_false(g_array_index(p->irq_raised, bool, 0));
+    g_assert_true(g_array_index(p->irq_raised, bool, 1));
+    g_assert_true(g_array_index(p->irq_raised, bool, 2));
+    g_assert_cmpuint(msis[2], ==, 2);
+    g_assert_cmpuint(used_count(t, 1), ==, 4);
+    g_array_free(p->irq_raised, true);
+    p->irq_fd = 0;
     net_free(t);
 }
 
@@ -1784,6 +1821,7 @@ int main(int argc, char **argv)
     g_test_add_func("/virtio-net/tx-vnet-header-kept", test_tx_vnet_header_kept);
     g_test_add_func("/virtio-net/tx-flow-control", test_tx_flow_control);
     g_test_add_func("/virtio-net/tx-kick-defers-burst-bounded", test_tx_kick_defers_and_burst_bounded);
+    g_test_add_func("/virtio-net/tx-interrupt-per-chain", test_tx_interrupt_per_chain);
     g_test_add_func("/virtio-net/rx-mergeable", test_rx_mergeable);
     g_test_add_func("/virtio-net/rx-no-buffers-then-kick", test_rx_no_buffers_then_kick);
     g_test_add_func("/virtio-net/rx-single-buffer-vnet", test_rx_single_buffer_vnet);

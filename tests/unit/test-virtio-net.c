@@ -1254,10 +1254,12 @@ static void numbered_frame(uint8_t *f, unsigned pair, unsigned i)
 }
 
 /* Two pairs in use, every receive buffer of both posted; the driver's
- * used-ring view and the peers' records start empty. */
-static TestNet *two_pairs_new(bool irqfd)
+ * used-ring view and the peers' records start empty. vnet: the peers
+ * carry vnet headers, as a tap does (frames may be filled in place). */
+static TestNet *two_pairs_new(bool irqfd, bool vnet)
 {
-    TestNet *t = net_new(&(TestOptions) { .queues = 2, .mq = true, .no_irqfd = !irqfd });
+    TestNet *t = net_new(&(TestOptions) { .queues = 2, .mq = true, .no_irqfd = !irqfd,
+                                          .vnet = vnet });
     uint16_t pairs = 2;
     g_assert_cmpuint(ctrl_cmd(t, VIRTIO_NET_CTRL_MQ, VIRTIO_NET_CTRL_MQ_VQ_PAIRS_SET, &pairs, 2),
                      ==, VIRTIO_NET_OK);
@@ -1276,8 +1278,31 @@ typedef struct PairWorker {
     unsigned pair;
     bool kick;                  /* TX by doorbell (served on the main loop),
                                  * else by the NIC's send_ready on this thread */
+    bool vnet;                  /* the peer has vnet headers: RX as a tap does it,
+                                 * filled in place or, when declined, copied */
     unsigned rx_taken;          /* receives that returned the frame's size */
+    unsigned rx_filled;         /* of those, filled in place */
 } PairWorker;
+
+/* A frame into the worker's pair, behind a vnet header when the peer has
+ * them: filled in place if the pair lends buffers, else copied (as
+ * tap_read_frame). Whether it was taken whole. */
+static bool pair_receive(PairWorker *w, const uint8_t *f, size_t len)
+{
+    NetClientState *nc = w->t->netdev->queues[w->pair];
+    if (!w->vnet) {
+        return net_send_buf(nc, f, len) == (ssize_t)len;
+    }
+    uint8_t frame[VIRTIO_NET_HDR_LEN + PAIR_FRAME_LEN] = { 0 };
+    memcpy(frame + VIRTIO_NET_HDR_LEN, f, len);
+    FakeFill fill = { .frame = frame, .len = VIRTIO_NET_HDR_LEN + len };
+    ssize_t ret = net_send_filled(nc, 65536 + 4096, fake_fill, &fill);
+    if (ret != NET_FILL_DECLINED) {
+        w->rx_filled++;
+        return ret == (ssize_t)fill.len;
+    }
+    return net_send_buf(nc, frame, fill.len) == (ssize_t)fill.len;
+}
 
 /* One thread's pair: a frame in from the peer, a chain out, in turn. */
 static gpointer pair_worker(gpointer opaque)
@@ -1299,17 +1324,17 @@ static gpointer pair_worker(gpointer opaque)
             }
         }
         numbered_frame(f, w->pair, 1000 + i);
-        w->rx_taken += send_to_nic(t, w->pair, f, sizeof(f)) == sizeof(f);
+        w->rx_taken += pair_receive(w, f, sizeof(f));
     }
     return NULL;
 }
 
-/* Both pairs' workers (kicked: TX through the doorbells), each on a thread
- * of its own, run to the end. */
-static void run_pair_workers(TestNet *t, PairWorker w[2], bool kicked)
+/* Both pairs' workers (kicked: TX through the doorbells; vnet: peers with
+ * vnet headers), each on a thread of its own, run to the end. */
+static void run_pair_workers(TestNet *t, PairWorker w[2], bool kicked, bool vnet)
 {
-    w[0] = (PairWorker) { t, 0, kicked, 0 };
-    w[1] = (PairWorker) { t, 1, kicked, 0 };
+    w[0] = (PairWorker) { t, 0, kicked, vnet, 0, 0 };
+    w[1] = (PairWorker) { t, 1, kicked, vnet, 0, 0 };
     GThread *th[2];
     for (unsigned p = 0; p < 2; p++) {
         th[p] = g_thread_new("pair", pair_worker, &w[p]);
@@ -1320,9 +1345,11 @@ static void run_pair_workers(TestNet *t, PairWorker w[2], bool kicked)
 }
 
 /* Every frame arrived exactly once, in order, on its own pair: in the
- * guest's buffers (RX) and at the pair's peer (TX). */
-static void check_pair_frames(TestNet *t, unsigned pair)
+ * guest's buffers (RX) and at the pair's peer (TX; behind the driver's
+ * header when the peer has vnet headers). */
+static void check_pair_frames(TestNet *t, unsigned pair, bool vnet)
 {
+    size_t sent_hdr = vnet ? VIRTIO_NET_HDR_LEN : 0;
     uint8_t f[PAIR_FRAME_LEN];
     unsigned rxq = 2 * pair;
     g_assert_cmpuint(used_count(t, rxq), ==, PAIR_RX_FRAMES);
@@ -1339,7 +1366,7 @@ static void check_pair_frames(TestNet *t, unsigned pair)
     for (unsigned i = 0; i < PAIR_TX_FRAMES; i++) {
         SentFrame *frame = g_ptr_array_index(sent, i);
         numbered_frame(f, pair, i);
-        g_assert_cmpmem(frame->data, frame->len, f, sizeof(f));
+        g_assert_cmpmem(frame->data + sent_hdr, frame->len - sent_hdr, f, sizeof(f));
     }
     g_assert_cmpuint(used_count(t, rxq + 1), ==, PAIR_TX_FRAMES);
 }
@@ -1409,7 +1436,7 @@ static void check_pair_locks_reported(TestNet *t, uint64_t per_pair)
 static void pairs_from_two_threads(bool per_device)
 {
     device_lock_set_per_device(per_device);
-    TestNet *t = two_pairs_new(true);
+    TestNet *t = two_pairs_new(true, false);
     DeviceLock *pair_lock[2] = { t->qdev->sublocks, t->qdev->sublocks->next_sub };
     g_autofree char *name0 = g_strdup_printf("%s.qp0", t->qdev->id);
     g_autofree char *name1 = g_strdup_printf("%s.qp1", t->qdev->id);
@@ -1418,7 +1445,7 @@ static void pairs_from_two_threads(bool per_device)
     g_assert_null(pair_lock[1]->next_sub);
     reset_lock_stats(t);
     PairWorker w[2];
-    run_pair_workers(t, w, false);
+    run_pair_workers(t, w, false, false);
     const uint64_t per_pair = PAIR_RX_FRAMES + PAIR_TX_FRAMES;
     for (unsigned p = 0; p < 2; p++) {
         g_assert_cmpuint(w[p].rx_taken, ==, PAIR_RX_FRAMES);
@@ -1435,7 +1462,7 @@ static void pairs_from_two_threads(bool per_device)
         g_assert_cmpuint(msis[q + 1], >=, 1);
     }
     for (unsigned p = 0; p < 2; p++) {
-        check_pair_frames(t, p);
+        check_pair_frames(t, p, false);
     }
     g_assert_false(needs_reset(t));
     net_free(t);
@@ -1453,6 +1480,31 @@ static void test_pairs_two_threads_global_lock(void)
 }
 
 /*
+ * The same with peers that carry vnet headers, as taps do: each thread's
+ * frames are filled in place, into chains its pair lends under its lock,
+ * while the other thread does the same on the other pair. A loan is for
+ * the largest frame (68 KiB: 34 of these 2 KiB buffers), so the last 33
+ * frames of each pair find too few and are copied. Every frame arrives
+ * once, in order, on its own pair.
+ */
+static void test_pairs_two_threads_filled(void)
+{
+    TestNet *t = two_pairs_new(true, true);
+    PairWorker w[2];
+    run_pair_workers(t, w, false, true);
+    for (unsigned p = 0; p < 2; p++) {
+        g_assert_cmpuint(w[p].rx_taken, ==, PAIR_RX_FRAMES);
+        g_assert_cmpuint(w[p].rx_filled, ==, PAIR_RX_FRAMES - 33);
+    }
+    vpd_settle();
+    for (unsigned p = 0; p < 2; p++) {
+        check_pair_frames(t, p, true);
+    }
+    g_assert_false(needs_reset(t));
+    net_free(t);
+}
+
+/*
  * x-irqfd=off: a vector is sent from user space, which reads the MSI-X
  * table (device state), so a pair sends it under the device lock after
  * dropping its own. Each such send is one device-lock acquisition and
@@ -1460,11 +1512,11 @@ static void test_pairs_two_threads_global_lock(void)
  */
 static void test_pairs_user_space_vectors(void)
 {
-    TestNet *t = two_pairs_new(false);
+    TestNet *t = two_pairs_new(false, false);
     DeviceLock *pair_lock[2] = { t->qdev->sublocks, t->qdev->sublocks->next_sub };
     reset_lock_stats(t);
     PairWorker w[2];
-    run_pair_workers(t, w, false);
+    run_pair_workers(t, w, false, false);
     for (unsigned p = 0; p < 2; p++) {
         g_assert_cmpuint(lock_stats(pair_lock[p]).acquisitions, ==,
                          PAIR_RX_FRAMES + PAIR_TX_FRAMES);
@@ -1476,7 +1528,7 @@ static void test_pairs_user_space_vectors(void)
     }
     g_assert_cmpuint(lock_stats(&t->qdev->lock).acquisitions, ==, sent);
     for (unsigned p = 0; p < 2; p++) {
-        check_pair_frames(t, p);
+        check_pair_frames(t, p, false);
     }
     net_free(t);
 }
@@ -1485,8 +1537,8 @@ static void test_pairs_user_space_vectors(void)
  * (under each pair's lock) while the two threads receive. */
 static void test_pairs_kicked(void)
 {
-    TestNet *t = two_pairs_new(true);
-    PairWorker w[2] = { { t, 0, true, 0 }, { t, 1, true, 0 } };
+    TestNet *t = two_pairs_new(true, false);
+    PairWorker w[2] = { { .t = t, .pair = 0, .kick = true }, { .t = t, .pair = 1, .kick = true } };
     GThread *th[2];
     for (unsigned p = 0; p < 2; p++) {
         th[p] = g_thread_new("pair", pair_worker, &w[p]);
@@ -1502,7 +1554,7 @@ static void test_pairs_kicked(void)
     }
     vpd_settle();
     for (unsigned p = 0; p < 2; p++) {
-        check_pair_frames(t, p);
+        check_pair_frames(t, p, false);
     }
     net_free(t);
 }
@@ -1548,7 +1600,7 @@ static gpointer reset_device(gpointer opaque)
  */
 static void test_pairs_reset_waits(void)
 {
-    TestNet *t = two_pairs_new(true);
+    TestNet *t = two_pairs_new(true, false);
     NetClientInfo stalling = fake_info;
     stalling.receive = stalling_receive;
     stall = (StalledPeer) { 0 };
@@ -1618,7 +1670,7 @@ static void wait_for_count(gint *count, gint n)
 
 static void test_pairs_reset_racing_traffic(void)
 {
-    TestNet *t = two_pairs_new(true);
+    TestNet *t = two_pairs_new(true, false);
     uint8_t f[PAIR_FRAME_LEN];
     VirtIONetHdr hdr = { 0 };
     for (unsigned p = 0; p < 2; p++) {
@@ -1838,6 +1890,7 @@ int main(int argc, char **argv)
     g_test_add_func("/virtio-net/pairs/two-threads", test_pairs_two_threads);
     g_test_add_func("/virtio-net/pairs/two-threads-global-lock",
                     test_pairs_two_threads_global_lock);
+    g_test_add_func("/virtio-net/pairs/two-threads-filled", test_pairs_two_threads_filled);
     g_test_add_func("/virtio-net/pairs/user-space-vectors", test_pairs_user_space_vectors);
     g_test_add_func("/virtio-net/pairs/kicked", test_pairs_kicked);
     g_test_add_func("/virtio-net/pairs/reset-waits", test_pairs_reset_waits);

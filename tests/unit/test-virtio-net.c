@@ -696,9 +696,10 @@ static ssize_t fake_fill(void *opaque, const struct iovec *iov, int iovcnt)
     return f->ret ? f->ret : (ssize_t)f->len;
 }
 
-static ssize_t fill_nic(TestNet *t, FakeFill *f)
+/* As the tap offers a frame on netdev queue `queue`: its largest, 68 KiB. */
+static ssize_t fill_nic(TestNet *t, unsigned queue, FakeFill *f)
 {
-    return net_send_filled(t->netdev->queues[0], 65536 + 4096, fake_fill, f);
+    return net_send_filled(t->netdev->queues[queue], 65536 + 4096, fake_fill, f);
 }
 
 /* A frame of len bytes behind a vnet header for dst. */
@@ -747,7 +748,7 @@ static void test_rx_filled(void)
     vpd_settle();
     g_autofree uint8_t *small = filled_frame(2500, test_mac.a, 1);
     FakeFill f = { .frame = small, .len = 12 + 2500 };
-    g_assert_cmpint(fill_nic(t, &f), ==, 12 + 2500);
+    g_assert_cmpint(fill_nic(t, 0, &f), ==, 12 + 2500);
     g_assert_cmpuint(f.lent, ==, 17 * 4096);    /* enough for 65536 + 4096 */
     vpd_settle();
     g_assert_cmpuint(used_count(t, 0), ==, 1);
@@ -757,7 +758,7 @@ static void test_rx_filled(void)
     /* Three chains for the next, the ones after the first. */
     g_autofree uint8_t *big = filled_frame(9000, test_mac.a, 2);
     f = (FakeFill) { .frame = big, .len = 12 + 9000 };
-    g_assert_cmpint(fill_nic(t, &f), ==, 12 + 9000);
+    g_assert_cmpint(fill_nic(t, 0, &f), ==, 12 + 9000);
     g_assert_cmpuint(used_count(t, 0), ==, 3);
     check_filled(t, heads[1], 1, big, 9000, 3);
     for (unsigned i = 2; i < 4; i++) {
@@ -776,19 +777,19 @@ static void test_rx_filled(void)
     static const uint8_t other[6] = { 0x52, 0x54, 0x00, 0x00, 0x00, 0x99 };
     g_autofree uint8_t *stranger = filled_frame(100, other, 3);
     f = (FakeFill) { .frame = stranger, .len = 12 + 100 };
-    g_assert_cmpint(fill_nic(t, &f), ==, 12 + 100);
+    g_assert_cmpint(fill_nic(t, 0, &f), ==, 12 + 100);
     f = (FakeFill) { .frame = small, .len = 12 + 2500, .ret = 65536 + 4096 + 1 };
-    g_assert_cmpint(fill_nic(t, &f), ==, 65536 + 4096 + 1);
+    g_assert_cmpint(fill_nic(t, 0, &f), ==, 65536 + 4096 + 1);
     f = (FakeFill) { .frame = small, .len = 12 + 2500, .ret = -EAGAIN };
-    g_assert_cmpint(fill_nic(t, &f), ==, -EAGAIN);
+    g_assert_cmpint(fill_nic(t, 0, &f), ==, -EAGAIN);
     g_assert_cmpuint(used_count(t, 0), ==, 0);
     f = (FakeFill) { .frame = small, .len = 12 + 2500 };
-    g_assert_cmpint(fill_nic(t, &f), ==, 12 + 2500);
+    g_assert_cmpint(fill_nic(t, 0, &f), ==, 12 + 2500);
     check_filled(t, heads[4], 4, small, 2500, 1);
 
     /* 16 chains left: too few to lend, so the copying path takes it. */
     f = (FakeFill) { .frame = small, .len = 12 + 2500 };
-    g_assert_cmpint(fill_nic(t, &f), ==, NET_FILL_DECLINED);
+    g_assert_cmpint(fill_nic(t, 0, &f), ==, NET_FILL_DECLINED);
     g_assert_cmpuint(f.calls, ==, 0);
     g_assert_cmpuint(send_to_nic(t, 0, small, 12 + 2500), ==, 12 + 2500);
     check_filled(t, heads[5], 5, small, 2500, 1);
@@ -800,9 +801,9 @@ static void test_rx_filled(void)
     vpd_kick(&t->d, 0);
     vpd_settle();
     net_client_set_link(t->netdev->queues[0], false);
-    g_assert_cmpint(fill_nic(t, &f), ==, NET_FILL_DECLINED);
+    g_assert_cmpint(fill_nic(t, 0, &f), ==, NET_FILL_DECLINED);
     net_client_set_link(t->netdev->queues[0], true);
-    g_assert_cmpint(fill_nic(t, &f), ==, 12 + 2500);
+    g_assert_cmpint(fill_nic(t, 0, &f), ==, 12 + 2500);
     check_filled(t, heads[6], 6, small, 2500, 1);
     net_free(t);
 }
@@ -822,7 +823,7 @@ static void test_rx_filled_declined(void)
         vpd_settle();
         g_autofree uint8_t *small = filled_frame(100, test_mac.a, 1);
         FakeFill f = { .frame = small, .len = 12 + 100 };
-        g_assert_cmpint(fill_nic(t, &f), ==, NET_FILL_DECLINED);
+        g_assert_cmpint(fill_nic(t, 0, &f), ==, NET_FILL_DECLINED);
         g_assert_cmpuint(f.calls, ==, 0);
         g_assert_cmpuint(used_count(t, 0), ==, 0);
         size_t offset = cases[c].vnet ? 0 : 12;
@@ -1289,19 +1290,18 @@ typedef struct PairWorker {
  * tap_read_frame). Whether it was taken whole. */
 static bool pair_receive(PairWorker *w, const uint8_t *f, size_t len)
 {
-    NetClientState *nc = w->t->netdev->queues[w->pair];
     if (!w->vnet) {
-        return net_send_buf(nc, f, len) == (ssize_t)len;
+        return send_to_nic(w->t, w->pair, f, len) == len;
     }
     uint8_t frame[VIRTIO_NET_HDR_LEN + PAIR_FRAME_LEN] = { 0 };
     memcpy(frame + VIRTIO_NET_HDR_LEN, f, len);
     FakeFill fill = { .frame = frame, .len = VIRTIO_NET_HDR_LEN + len };
-    ssize_t ret = net_send_filled(nc, 65536 + 4096, fake_fill, &fill);
+    ssize_t ret = fill_nic(w->t, w->pair, &fill);
     if (ret != NET_FILL_DECLINED) {
         w->rx_filled++;
         return ret == (ssize_t)fill.len;
     }
-    return net_send_buf(nc, frame, fill.len) == (ssize_t)fill.len;
+    return send_to_nic(w->t, w->pair, frame, fill.len) == fill.len;
 }
 
 /* One thread's pair: a frame in from the peer, a chain out, in turn. */

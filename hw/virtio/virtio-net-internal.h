@@ -47,6 +47,11 @@
 /* Frames sent per TX kick before the rest waits for a bottom half, so
  * one busy queue cannot hold the context (and the pair's lock) for long. */
 #define VIRTIO_NET_TX_BURST     256
+/* Transmit polling (virtio-net-tx.c): the window's default cap
+ * (x-tx-poll-ns), as measured on the bench (docs/benchmarks.md), and where
+ * a window of 0 starts growing from. */
+#define VIRTIO_NET_TX_POLL_MAX_NS   50000
+#define VIRTIO_NET_TX_POLL_START_NS 4000
 
 /* What the device accepts (virtio 1.x, "Packet Receive Filtering"). */
 typedef struct VirtIONetFilter {
@@ -81,6 +86,11 @@ typedef struct VirtIONetQueue {
     QEMUBH *tx_bh;              /* on the device's context: the next burst */
     struct iovec *tx_iov;       /* VIRTQUEUE_MAX_IOV: a frame without its header */
     uint8_t *tx_buf;            /* a frame whose checksum the device completes */
+    /* Transmit polling (virtio-net-tx.c): how long an emptied ring is
+     * watched now (0: not at all), and since when it has been empty with
+     * kicks on (0: a kick or a pass came since). */
+    int64_t tx_poll_ns;
+    int64_t tx_empty_since;
 
     /* vhost-net for this pair (NULL: user space only), and whether the
      * kernel serves the pair now. */
@@ -95,6 +105,7 @@ struct VirtIONet {
     bool announce;              /* VIRTIO_NET_S_ANNOUNCE until the driver acks */
     uint16_t mtu;               /* host_mtu=, 0: none */
     bool rx_in_place;           /* x-rx-in-place: lend receive chains to the peer */
+    int64_t tx_poll_max_ns;     /* x-tx-poll-ns: the transmit polling window's cap */
     unsigned max_pairs;
     unsigned curr_pairs;        /* MQ: VQ_PAIRS_SET; else 1 */
     VirtIONetQueue *queues;     /* max_pairs */

@@ -24,6 +24,7 @@
 #include "net/vnet-hdr.h"
 #include "qemu/iov.h"
 #include "qemu/log.h"
+#include "qemu/timer.h"
 
 typedef enum VirtIONetTxResult {
     VIRTIO_NET_TX_DONE,         /* sent, or dropped: return the chain */
@@ -168,6 +169,57 @@ static int virtio_net_tx_flush(VirtIONetQueue *q)
     return sent;
 }
 
+/*
+ * Transmit polling. Once a pass empties the ring, the driver's next frame
+ * often follows within microseconds: its TCP was waiting for the
+ * completion the pass just returned. Watching the available index for a
+ * short window before turning kicks back on saves that frame its kick:
+ * the guest's exit to the host kernel and this context's wake-up.
+ *
+ * The watch drops the pair's lock (with device-lock=off that is the global
+ * lock, which every vCPU may need) and reads only the index, through an
+ * address that stays valid whatever the driver does; a pass under the
+ * lock checks what it saw.
+ *
+ * The window adapts as QEMU's I/O threads' polling (poll-max-ns): when a
+ * kick comes within x-tx-poll-ns of the ring emptying, a longer watch
+ * would have caught its chain, so the window doubles (from 4 us, up to
+ * x-tx-poll-ns); when it comes later, the window drops to 0, so that a
+ * quiet or slow driver costs nothing. A watch that catches a chain leaves
+ * the window as it is.
+ */
+static bool virtio_net_tx_poll(VirtIONetQueue *q)
+{
+    VirtQueueAvailWatch watch;
+    if (q->tx_poll_ns == 0 || !virtqueue_avail_watch(q->tx_vq, &watch)) {
+        return false;
+    }
+    int64_t until = clock_get_ns() + q->tx_poll_ns;
+    bool moved;
+    virtio_queue_unlock(q->tx_vq);
+    while (!(moved = virtqueue_avail_moved(&watch)) && clock_get_ns() < until) {
+        __builtin_ia32_pause();
+    }
+    virtio_queue_lock(q->tx_vq);
+    return moved;
+}
+
+/* A kick came: size the window by how long the ring was empty. */
+static void virtio_net_tx_poll_adapt(VirtIONetQueue *q)
+{
+    if (q->tx_empty_since == 0) {
+        return;
+    }
+    int64_t empty_ns = clock_get_ns() - q->tx_empty_since;
+    int64_t max = q->n->tx_poll_max_ns;
+    q->tx_empty_since = 0;
+    if (empty_ns > max) {
+        q->tx_poll_ns = 0;
+    } else if (q->tx_poll_ns < max) {
+        q->tx_poll_ns = MIN(q->tx_poll_ns ? 2 * q->tx_poll_ns : VIRTIO_NET_TX_POLL_START_NS, max);
+    }
+}
+
 /* No kicks until the bottom half's pass, which sends what the driver added
  * meanwhile. */
 static void virtio_net_tx_defer(VirtIONetQueue *q)
@@ -189,15 +241,28 @@ static void virtio_net_tx_run(VirtIONetQueue *q)
     if (!virtio_net_tx_runnable(q)) {
         return;
     }
+    q->tx_empty_since = 0;
     virtqueue_set_notification(q->tx_vq, false);
     int sent = virtio_net_tx_flush(q);
     if (sent == VIRTIO_NET_TX_BURST) {
         qemu_bh_schedule(q->tx_bh);     /* kicks are still off */
-    } else if (sent >= 0) {
-        virtqueue_set_notification(q->tx_vq, true);
-        if (virtqueue_has_avail(q->tx_vq)) {
-            virtio_net_tx_defer(q);
-        }
+        return;
+    }
+    if (sent < 0) {
+        return;
+    }
+    int64_t empty_since = clock_get_ns();
+    if (virtio_net_tx_poll(q)) {
+        qemu_bh_schedule(q->tx_bh);     /* kicks are still off */
+        return;
+    }
+    if (!virtio_net_tx_runnable(q)) {
+        return;                         /* reset while the watch ran */
+    }
+    virtqueue_set_notification(q->tx_vq, true);
+    q->tx_empty_since = empty_since;
+    if (virtqueue_has_avail(q->tx_vq)) {
+        virtio_net_tx_defer(q);
     }
 }
 
@@ -206,6 +271,7 @@ static void virtio_net_tx_run(VirtIONetQueue *q)
  * runs goes out in the same pass, for no further kick. */
 void virtio_net_tx_kick(VirtIONetQueue *q)
 {
+    virtio_net_tx_poll_adapt(q);
     /* A chain the peer refused goes first, when the peer says so. */
     if (!q->tx_elem && virtio_net_tx_runnable(q)) {
         virtio_net_tx_defer(q);
@@ -233,4 +299,6 @@ void virtio_net_tx_reset(VirtIONetQueue *q)
 {
     g_free(q->tx_elem);
     q->tx_elem = NULL;
+    q->tx_poll_ns = 0;
+    q->tx_empty_since = 0;
 }

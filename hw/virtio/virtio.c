@@ -444,6 +444,16 @@ bool virtqueue_has_avail(VirtQueue *vq)
     return vq->enabled && !vq->vdev->broken && vring_has_avail(&vq->ring);
 }
 
+bool virtqueue_avail_watch(VirtQueue *vq, VirtQueueAvailWatch *w)
+{
+    if (!virtio_queue_runnable(vq)) {
+        return false;
+    }
+    w->idx = vring_avail_idx_addr(&vq->ring);
+    w->seen = vq->ring.last_avail_idx;
+    return true;
+}
+
 /* ---- interrupts ---- */
 
 /* vq's interrupt, if the ring asks for one (EVENT_IDX's used_event, or

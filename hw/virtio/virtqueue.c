@@ -101,6 +101,11 @@ void vring_unmap(VRing *r)
 
 /* ---- popping a chain ---- */
 
+const uint16_t *vring_avail_idx_addr(const VRing *r)
+{
+    return &r->avail[AVAIL_IDX];
+}
+
 bool vring_has_avail(const VRing *r)
 {
     /* Sequentially consistent, after a store of vring_set_notification:

@@ -157,6 +157,7 @@ typedef struct TestOptions {
     uint16_t tx_queue_size;     /* 0: 256 */
     bool no_irqfd;              /* x-irqfd=off: vectors sent from user space */
     bool no_rx_in_place;        /* x-rx-in-place=off: never lend receive chains */
+    uint32_t tx_poll_ns;        /* x-tx-poll-ns (0: no transmit polling) */
 } TestOptions;
 
 typedef struct TestNet {
@@ -225,7 +226,7 @@ static TestNet *net_new(const TestOptions *o)
         .netdev = t->netdev, .mac = test_mac, .mq = o->mq, .rx_queue_size = 256, .pci = &pci,
         .iothread = t->iothread,
         .tx_queue_size = o->tx_queue_size ? o->tx_queue_size : 256, .features = ALL_FEATURES,
-        .rx_in_place = !o->no_rx_in_place,
+        .rx_in_place = !o->no_rx_in_place, .tx_poll_max_ns = o->tx_poll_ns,
     };
     PCIBus *bus = pci_bus_new(map_irq);
     t->qdev = virtio_net_pci_new(bus, -1, &conf, &err);
@@ -572,6 +573,86 @@ static void test_tx_interrupt_per_chain(void)
     g_assert_cmpuint(used_count(t, 1), ==, 4);
     g_array_free(p->irq_raised, true);
     p->irq_fd = 0;
+    net_free(t);
+}
+
+typedef struct LatePost {
+    TestNet *t;
+    bool kick_asked;            /* the device asked for a kick for the chain */
+} LatePost;
+
+/* A chain added 10 ms after the pass began, while the device watches. */
+static gpointer post_late(gpointer opaque)
+{
+    LatePost *lp = opaque;
+    g_usleep(10000);
+    lp->kick_asked = tx_post_small_frames(lp->t, 1, 1);
+    return NULL;
+}
+
+/* Kicks that each come as soon as the pass before ended: each doubles
+ * the polling window, from 4 us after the second. */
+static void tx_poll_warm_up(TestNet *t, unsigned kicks)
+{
+    for (unsigned i = 0; i < kicks; i++) {
+        g_assert_true(tx_post_small_frames(t, 1, 1));
+        vpd_kick(&t->d, 1);
+        vpd_settle();
+    }
+}
+
+/* One chain and its kick, and another chain 10 ms later, while the pass
+ * for the first may still watch the ring: did the device ask for a kick
+ * for the late one? */
+static bool tx_post_during_window(TestNet *t)
+{
+    LatePost lp = { .t = t };
+    g_assert_true(tx_post_small_frames(t, 1, 1));
+    GThread *th = g_thread_new("late-post", post_late, &lp);
+    vpd_kick(&t->d, 1);
+    vpd_settle();
+    g_thread_join(th);
+    vpd_settle();
+    return lp.kick_asked;
+}
+
+/*
+ * Transmit polling: once a pass empties the ring, the device watches it
+ * for a window before asking for kicks again; a chain the driver adds in
+ * the window goes out with no kick. The window grows from 0 only as kicks
+ * keep coming soon after the ring emptied (here all of them: the cap is
+ * 1 s), doubling from 4 us: the 18th kick takes it to 262 ms, far beyond
+ * the 10 ms the late chain takes.
+ */
+static void test_tx_poll(void)
+{
+    TestNet *t = net_new(&(TestOptions) { .tx_poll_ns = 1000000000 });
+    FakePeer *p = &t->peers[0];
+    tx_poll_warm_up(t, 17);
+    g_assert_cmpuint(p->frames->len, ==, 17);
+    g_assert_false(tx_post_during_window(t));
+    g_assert_cmpuint(p->frames->len, ==, 19);
+    g_assert_cmpuint(used_count(t, 1), ==, 19);
+    net_free(t);
+}
+
+/*
+ * A kick that comes after the ring was empty for longer than the cap
+ * (200 ms here) drops the window to 0: the pass it starts asks for the
+ * next kick at once, so a chain added 10 ms later needs one. Without the
+ * drop the window would be the cap, and would catch it.
+ */
+static void test_tx_poll_backs_off(void)
+{
+    TestNet *t = net_new(&(TestOptions) { .tx_poll_ns = 200000000 });
+    FakePeer *p = &t->peers[0];
+    tx_poll_warm_up(t, 18);
+    g_usleep(300000);
+    g_assert_true(tx_post_during_window(t));
+    vpd_kick(&t->d, 1);
+    vpd_settle();
+    g_assert_cmpuint(p->frames->len, ==, 20);
+    g_assert_cmpuint(used_count(t, 1), ==, 20);
     net_free(t);
 }
 
@@ -1874,6 +1955,8 @@ int main(int argc, char **argv)
     g_test_add_func("/virtio-net/tx-flow-control", test_tx_flow_control);
     g_test_add_func("/virtio-net/tx-kick-defers-burst-bounded", test_tx_kick_defers_and_burst_bounded);
     g_test_add_func("/virtio-net/tx-interrupt-per-chain", test_tx_interrupt_per_chain);
+    g_test_add_func("/virtio-net/tx-poll", test_tx_poll);
+    g_test_add_func("/virtio-net/tx-poll-backs-off", test_tx_poll_backs_off);
     g_test_add_func("/virtio-net/rx-mergeable", test_rx_mergeable);
     g_test_add_func("/virtio-net/rx-no-buffers-then-kick", test_rx_no_buffers_then_kick);
     g_test_add_func("/virtio-net/rx-single-buffer-vnet", test_rx_single_buffer_vnet);

@@ -94,6 +94,10 @@ typedef struct VirtIONetConf {
     /* x-rx-in-place: lend the peer the receive chains, so a tap reads
      * frames straight into them (docs/network.md); off: always copy. */
     bool rx_in_place;
+    /* x-tx-poll-ns: the longest a transmitq that was just emptied is
+     * watched for the driver's next chain before kicks are turned back
+     * on (virtio-net-tx.c); 0: never. */
+    uint32_t tx_poll_max_ns;
     /* The features the user leaves on (QEMU's switches); those the peer
      * cannot carry are not offered anyway. */
     uint64_t features;

@@ -258,6 +258,24 @@ void virtqueue_push_batch(VirtQueue *vq, VirtQueueElement **elems, const uint32_
 /* Kick suppression around a polling loop (vring_set_notification). */
 void virtqueue_set_notification(VirtQueue *vq, bool enable);
 bool virtqueue_has_avail(VirtQueue *vq);
+
+/* Watching for the driver's next chain without the queue's lock (a
+ * polling window that must not hold it): the available index's host
+ * address and the value it has while nothing new is there. The address
+ * stays readable for the VM's life (guest RAM is never unmapped), whatever
+ * the driver or a reset does meanwhile, so a change only says "look again
+ * under the lock". */
+typedef struct VirtQueueAvailWatch {
+    const uint16_t *idx;
+    uint16_t seen;
+} VirtQueueAvailWatch;
+/* Start watching; with the queue's lock held. False: nothing to watch
+ * (the queue is not in use). */
+bool virtqueue_avail_watch(VirtQueue *vq, VirtQueueAvailWatch *w);
+static inline bool virtqueue_avail_moved(const VirtQueueAvailWatch *w)
+{
+    return __atomic_load_n(w->idx, __ATOMIC_ACQUIRE) != w->seen;
+}
 /* Interrupt the driver for every queue under the device lock (no lock of
  * its own) that returned chains since the last call, as EVENT_IDX or
  * NO_INTERRUPT allow: once per batch. Device lock held. */

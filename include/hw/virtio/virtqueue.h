@@ -142,6 +142,8 @@ static inline bool vring_is_mapped(const VRing *r)
 
 /* Does the available ring hold chains not yet popped? */
 bool vring_has_avail(const VRing *r);
+/* Where the driver's available index is (mapped rings only). */
+const uint16_t *vring_avail_idx_addr(const VRing *r);
 /*
  * Take the next chain. Returns it; or NULL with no error if the ring is
  * empty; or NULL with *errp set (errp must not be NULL) if the driver

@@ -21,6 +21,9 @@ DEVICES = {
     "e1000-nooffload": (E1000, False, "x-host-offloads=off", None),
     # virtio-net copying every received frame twice, as QEMU's does.
     "virtio-copy": (VIRTIO, False, "x-rx-in-place=off", None),
+    # virtio-net asking for a kick as soon as its transmitq is empty, as
+    # QEMU's does (no transmit polling).
+    "virtio-nopoll": (VIRTIO, False, "x-tx-poll-ns=0", None),
 }
 DIRECTIONS = ("g->h", "h->g")
 

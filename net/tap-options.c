@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <string.h>
 #include <unistd.h>
@@ -12,7 +13,7 @@
 
 static const char *const tap_keys[] = {
     "ifname", "script", "downscript", "vnet_hdr", "queues", "fd", "fds",
-    "vhost", "vhostforce", "vhostfd", "vhostfds", NULL,
+    "vhost", "vhostforce", "vhostfd", "vhostfds", "poll-us", NULL,
 };
 
 /* An fd the process inherited, by number. */
@@ -104,6 +105,28 @@ static bool tap_parse_vhostfds(const NetdevConfig *cfg, TapOptions *o, Error **e
     return true;
 }
 
+/* poll-us=: vhost-net's busy polling per ring (VHOST_SET_VRING_BUSYLOOP_
+ * TIMEOUT). QEMU takes it without vhost and does nothing with it; here
+ * that is said. */
+static bool tap_parse_poll_us(const NetdevConfig *cfg, TapOptions *o, Error **errp)
+{
+    const char *text = netdev_config_get(cfg, "poll-us");
+    uint64_t us;
+    if (!text) {
+        return true;
+    }
+    if (!parse_uint(text, UINT32_MAX, &us)) {
+        error_setg(errp, "Parameter 'poll-us' expects a number of microseconds "
+                   "from 0 to %" PRIu32, UINT32_MAX);
+        return false;
+    }
+    o->poll_us = us;
+    if (us && o->vhost == NET_TAP_VHOST_OFF) {
+        net_warn("tap: poll-us= applies to vhost-net only, and vhost is off");
+    }
+    return true;
+}
+
 /*
  * As QEMU 7.2: vhost=on, or without vhost= any of vhostforce=on, vhostfd=,
  * vhostfds=, asks for vhost-net; vhostforce=on makes its absence an error
@@ -133,7 +156,7 @@ static bool tap_parse_vhost(const NetdevConfig *cfg, TapOptions *o, Error **errp
         vhost = force || o->vhostfds_given;
     }
     o->vhost = !vhost ? NET_TAP_VHOST_OFF : force ? NET_TAP_VHOST_FORCE : NET_TAP_VHOST_ON;
-    return true;
+    return tap_parse_poll_us(cfg, o, errp);
 }
 
 bool tap_parse_options(const NetdevConfig *cfg, TapOptions *o, Error **errp)

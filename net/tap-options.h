@@ -22,6 +22,7 @@ typedef struct TapOptions {
     int vhostfds[TAP_MAX_QUEUES];
     bool vhostfds_given;
     NetTapVhost vhost;
+    uint32_t poll_us;
 } TapOptions;
 
 /* Parse and check cfg's options into o. */

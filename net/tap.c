@@ -5,6 +5,7 @@
  *   -netdev tap,id=ID[,ifname=NAME][,script=FILE|no][,downscript=FILE|no]
  *               [,vnet_hdr=on|off][,queues=N][,fd=FD|fds=FD:FD...]
  *               [,vhost=on|off][,vhostforce=on|off][,vhostfd=FD|vhostfds=FD:FD...]
+ *               [,poll-us=N]
  *
  * Each queue has its own tap fd (IFF_MULTI_QUEUE for queues > 1), polled
  * on the context of the NIC queue it is attached to:
@@ -76,6 +77,7 @@ struct Tap {
     bool vnet_hdr;
     bool multi_queue;           /* IFF_MULTI_QUEUE: queues attach and detach */
     NetTapVhost vhost;
+    uint32_t poll_us;           /* poll-us=, for vhost-net */
     unsigned live_queues;        /* queues not yet cleaned up: the last frees the Tap */
     TapQueue *queues;
 };
@@ -406,6 +408,11 @@ int net_tap_vhostfd(const NetClientState *nc)
     return ((TapQueue *)nc->opaque)->vhostfd;
 }
 
+uint32_t net_tap_poll_us(const NetClientState *nc)
+{
+    return ((TapQueue *)nc->opaque)->tap->poll_us;
+}
+
 void net_tap_set_vhost_owned(NetClientState *nc, bool owned)
 {
     TapQueue *q = nc->opaque;
@@ -495,6 +502,7 @@ bool net_tap_init(const NetdevConfig *cfg, Error **errp)
     }
     Tap *tap = g_new0(Tap, 1);
     tap->vhost = o->vhost;
+    tap->poll_us = o->poll_us;
     tap->multi_queue = o->queues > 1;
     g_autofree int *fds = g_new(int, o->queues);
     if (!tap_open_queues(o, tap, fds, errp)) {

@@ -112,8 +112,8 @@ bool vhost_net_started(const VhostNet *vn)
 }
 
 /* The queue as user space left it: enabled, mapped, nothing popped. */
-static bool vhost_net_ring_setup(VirtIODevice *vdev, unsigned index, EventNotifier *call,
-                                 VhostRingSetup *setup, Error **errp)
+static bool vhost_net_ring_setup(VhostNet *vn, VirtIODevice *vdev, unsigned index,
+                                 EventNotifier *call, VhostRingSetup *setup, Error **errp)
 {
     VirtQueue *vq = virtio_get_queue(vdev, index);
     if (!vq || !vq->enabled || !vring_is_mapped(&vq->ring)) {
@@ -128,7 +128,7 @@ static bool vhost_net_ring_setup(VirtIODevice *vdev, unsigned index, EventNotifi
     *setup = (VhostRingSetup) {
         .num = vq->num, .last_avail_idx = vq->ring.last_avail_idx,
         .desc = vq->desc_addr, .avail = vq->driver_addr, .used = vq->device_addr,
-        .call = call,
+        .call = call, .busyloop_us = net_tap_poll_us(vn->tap),
     };
     return true;
 }
@@ -152,8 +152,8 @@ bool vhost_net_start(VhostNet *vn, VirtIODevice *vdev, unsigned rx_index, unsign
         return true;
     }
     VhostRingSetup setup[VHOST_NET_RINGS];
-    if (!vhost_net_ring_setup(vdev, rx_index, calls[0], &setup[0], errp) ||
-        !vhost_net_ring_setup(vdev, tx_index, calls[1], &setup[1], errp)) {
+    if (!vhost_net_ring_setup(vn, vdev, rx_index, calls[0], &setup[0], errp) ||
+        !vhost_net_ring_setup(vn, vdev, tx_index, calls[1], &setup[1], errp)) {
         return false;
     }
     bool vnet_hdr = net_peer_has_vnet_hdr(vn->nic);

@@ -29,6 +29,8 @@ _Static_assert(VHOST_UAPI_GET_VRING_BASE == VHOST_GET_VRING_BASE, "ioctl");
 _Static_assert(VHOST_UAPI_SET_VRING_KICK == VHOST_SET_VRING_KICK, "ioctl");
 _Static_assert(VHOST_UAPI_SET_VRING_CALL == VHOST_SET_VRING_CALL, "ioctl");
 _Static_assert(VHOST_UAPI_SET_VRING_ERR == VHOST_SET_VRING_ERR, "ioctl");
+_Static_assert(VHOST_UAPI_SET_VRING_BUSYLOOP_TIMEOUT == VHOST_SET_VRING_BUSYLOOP_TIMEOUT, "ioctl");
+_Static_assert(VHOST_UAPI_GET_VRING_BUSYLOOP_TIMEOUT == VHOST_GET_VRING_BUSYLOOP_TIMEOUT, "ioctl");
 _Static_assert(VHOST_UAPI_NET_SET_BACKEND == VHOST_NET_SET_BACKEND, "ioctl");
 _Static_assert(VHOST_UAPI_FILE_UNBIND == VHOST_FILE_UNBIND, "unbind");
 _Static_assert(VHOST_UAPI_NET_F_VIRTIO_NET_HDR == VHOST_NET_F_VIRTIO_NET_HDR, "feature");
@@ -191,12 +193,18 @@ static bool vhost_ring_start(VhostDev *d, unsigned i, const VhostRingSetup *setu
     VhostUapiVringFile kick = { .index = i, .fd = d->rings[i].kick.fd };
     VhostUapiVringFile call = { .index = i, .fd = setup->call->fd };
     VhostUapiVringFile err = { .index = i, .fd = d->rings[i].err.fd };
+    /* Only when asked for, as QEMU: a new vhost fd's rings poll for 0 us,
+     * and kernels before 4.6 lack the call. */
+    VhostUapiVringState busyloop = { .index = i, .num = setup->busyloop_us };
     return vhost_ioctl(d, VHOST_UAPI_SET_VRING_NUM, "VHOST_SET_VRING_NUM", &num, errp) &&
            vhost_ioctl(d, VHOST_UAPI_SET_VRING_BASE, "VHOST_SET_VRING_BASE", &base, errp) &&
            vhost_ioctl(d, VHOST_UAPI_SET_VRING_ADDR, "VHOST_SET_VRING_ADDR", &addr, errp) &&
            vhost_ioctl(d, VHOST_UAPI_SET_VRING_KICK, "VHOST_SET_VRING_KICK", &kick, errp) &&
            vhost_ioctl(d, VHOST_UAPI_SET_VRING_CALL, "VHOST_SET_VRING_CALL", &call, errp) &&
-           vhost_ioctl(d, VHOST_UAPI_SET_VRING_ERR, "VHOST_SET_VRING_ERR", &err, errp);
+           vhost_ioctl(d, VHOST_UAPI_SET_VRING_ERR, "VHOST_SET_VRING_ERR", &err, errp) &&
+           (!setup->busyloop_us ||
+            vhost_ioctl(d, VHOST_UAPI_SET_VRING_BUSYLOOP_TIMEOUT,
+                        "VHOST_SET_VRING_BUSYLOOP_TIMEOUT", &busyloop, errp));
 }
 
 bool vhost_dev_start(VhostDev *d, uint64_t features, const VhostRingSetup *setup,

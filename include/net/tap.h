@@ -1,7 +1,7 @@
 /*
  * What the vhost-net glue (hw/virtio) needs of a tap netdev's queue: its
  * fd and what the user asked of vhost (-netdev tap,vhost=,vhostforce=,
- * vhostfd=).
+ * vhostfd=,poll-us=).
  */
 #ifndef NET_TAP_H
 #define NET_TAP_H
@@ -25,6 +25,9 @@ NetTapVhost net_tap_vhost(const NetClientState *nc);
 /* An fd the user passed with vhostfd= (fds= for queues), or -1: open /dev/vhost-net.
  * The netdev owns it and closes it with the queue: do not close it. */
 int net_tap_vhostfd(const NetClientState *nc);
+/* poll-us=: how long vhost-net's worker polls each ring before it waits
+ * for a kick, in microseconds (0: the default, not at all). */
+uint32_t net_tap_poll_us(const NetClientState *nc);
 /*
  * vhost takes the queue over (on): the tap backend stops reading and
  * writing its fd until handed back (off). The NIC calls it with its

@@ -40,6 +40,11 @@ def test_nic_args_multiqueue_gets_vectors_for_every_queue():
         "-device", "virtio-net-pci,netdev=n0,mac=52:54:00:12:34:56,mq=on,vectors=6"]
 
 
+def test_tap_netdev_with_vhost_polling():
+    assert tap_netdev(vhost=True, poll_us=50) == \
+        "tap,id=n0,ifname=tap0,script=no,downscript=no,vhost=on,poll-us=50"
+
+
 def _fake_vmm(tmp_path, devices, netdev_help):
     vmm = tmp_path / "vmm"
     names = "".join(f'name "{d}", bus PCI\\n' for d in devices)

@@ -448,18 +448,21 @@ static void test_vhost_owned_keeps_off_the_fd(void)
 
 /* What vhost-net's glue reads: vhost=on falls back to user space (off)
  * without /dev/vhost-net; a vhostfd= is handed over as given, and
- * vhostforce=on with it is a forced vhost. */
+ * vhostforce=on with it is a forced vhost; poll-us= for every queue, 0
+ * when not given. */
 static void test_vhost_options(void)
 {
     if (skip_unless_tap_works()) {
         return;
     }
     bool have_vhost = access("/dev/vhost-net", R_OK | W_OK) == 0;
-    netdev_create_or_fail("tap,id=v0,ifname=" IFNAME ",script=no,downscript=no,vhost=on");
+    netdev_create_or_fail("tap,id=v0,ifname=" IFNAME ",script=no,downscript=no,vhost=on,"
+                          "poll-us=50");
     NetDev *nd = netdev_find("v0");
     g_assert_cmpint(net_tap_vhost(nd->queues[0]), ==,
                     have_vhost ? NET_TAP_VHOST_ON : NET_TAP_VHOST_OFF);
     g_assert_cmpint(net_tap_vhostfd(nd->queues[0]), ==, -1);
+    g_assert_cmpuint(net_tap_poll_us(nd->queues[0]), ==, 50);
     netdevs_free_all();
 
     int fds[2] = { open("/dev/null", O_RDWR), open("/dev/null", O_RDWR) };
@@ -471,6 +474,7 @@ static void test_vhost_options(void)
     for (unsigned i = 0; i < 2; i++) {
         g_assert_cmpint(net_tap_vhost(nd->queues[i]), ==, NET_TAP_VHOST_FORCE);
         g_assert_cmpint(net_tap_vhostfd(nd->queues[i]), ==, fds[i]);
+        g_assert_cmpuint(net_tap_poll_us(nd->queues[i]), ==, 0);
     }
     netdevs_free_all();
 }
@@ -687,6 +691,25 @@ static void test_scripts(void)
     rmdir(dir);
 }
 
+/* QEMU takes poll-us= without vhost and does nothing with it; we take it
+ * too, and say that it does nothing. */
+static void test_poll_us_without_vhost_warns(void)
+{
+    if (skip_unless_tap_works()) {
+        return;
+    }
+    if (g_test_subprocess()) {
+        netdev_create_or_fail("tap,id=p0,ifname=" IFNAME ",script=no,downscript=no,poll-us=50");
+        g_assert_cmpint(net_tap_vhost(netdev_find("p0")->queues[0]), ==, NET_TAP_VHOST_OFF);
+        netdevs_free_all();
+        return;
+    }
+    g_test_trap_subprocess(NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+    g_test_trap_assert_passed();
+    g_test_trap_assert_stderr("*warning: tap: poll-us= applies to vhost-net only, "
+                              "and vhost is off*");
+}
+
 /* The option errors, found before any tap is opened. */
 static void test_bad_options(void)
 {
@@ -701,6 +724,8 @@ static void test_bad_options(void)
         { "tap,id=t0,fd=1,fds=1:2", "fd= and fds= are mutually exclusive" },
         { "tap,id=t0,fd=1,ifname=x", "are invalid with fd=/fds=" },
         { "tap,id=t0,fd=999999", "file descriptor 999999 is not open" },
+        { "tap,id=t0,vhost=on,poll-us=-1", "Parameter 'poll-us' expects a number of microseconds" },
+        { "tap,id=t0,vhost=on,poll-us=4294967296", "Parameter 'poll-us' expects a number" },
 
         { "tap,id=t0,vhost=off,vhostforce=on",
           "vhostforce=on needs vhost-net, but vhost=off was given" },
@@ -763,6 +788,7 @@ int main(int argc, char **argv)
                     test_refusal_stops_reading_until_ready);
     g_test_add_func("/net-tap/vhost-owned-keeps-off-the-fd", test_vhost_owned_keeps_off_the_fd);
     g_test_add_func("/net-tap/vhost-options", test_vhost_options);
+    g_test_add_func("/net-tap/poll-us-without-vhost-warns", test_poll_us_without_vhost_warns);
     g_test_add_func("/net-tap/deleted-interface-goes-quiet", test_deleted_interface_goes_quiet);
     g_test_add_func("/net-tap/multiqueue-and-fd", test_multiqueue_and_fd);
     g_test_add_func("/net-tap/multiqueue-detach", test_multiqueue_detach);

@@ -150,11 +150,18 @@ static void test_frames_both_ways(void)
     EventNotifier calls[2];
     g_assert_true(event_notifier_init(&calls[0], NULL));
     g_assert_true(event_notifier_init(&calls[1], NULL));
+    /* The transmit ring polls (-netdev tap,poll-us=50), the other not. */
     VhostRingSetup setup[2] = {
         { .num = QSIZE, .desc = rx.desc, .avail = rx.avail, .used = rx.used, .call = &calls[0] },
-        { .num = QSIZE, .desc = tx.desc, .avail = tx.avail, .used = tx.used, .call = &calls[1] },
+        { .num = QSIZE, .desc = tx.desc, .avail = tx.avail, .used = tx.used, .call = &calls[1],
+          .busyloop_us = 50 },
     };
     g_assert_true(vhost_dev_start(&d, VIRTIO_BIT(VIRTIO_F_VERSION_1), setup, &err));
+    for (unsigned i = 0; i < 2; i++) {
+        VhostUapiVringState busyloop = { .index = i, .num = 1234 };
+        g_assert_cmpint(ioctl(vhost_fd, VHOST_UAPI_GET_VRING_BUSYLOOP_TIMEOUT, &busyloop), ==, 0);
+        g_assert_cmpuint(busyloop.num, ==, setup[i].busyloop_us);
+    }
     for (unsigned i = 0; i < 2; i++) {
         VhostUapiVringFile backend = { .index = i, .fd = tap };
         g_assert_cmpint(ioctl(vhost_fd, VHOST_UAPI_NET_SET_BACKEND, &backend), ==, 0);

@@ -56,6 +56,10 @@ typedef struct VhostUapiMemory {
 #define VHOST_UAPI_SET_VRING_KICK       _IOW(VHOST_UAPI_TYPE, 0x20, VhostUapiVringFile)
 #define VHOST_UAPI_SET_VRING_CALL       _IOW(VHOST_UAPI_TYPE, 0x21, VhostUapiVringFile)
 #define VHOST_UAPI_SET_VRING_ERR        _IOW(VHOST_UAPI_TYPE, 0x22, VhostUapiVringFile)
+/* How long (microseconds) the kernel's worker polls the ring and its
+ * backend before it waits for a kick (Linux 4.6+). */
+#define VHOST_UAPI_SET_VRING_BUSYLOOP_TIMEOUT _IOW(VHOST_UAPI_TYPE, 0x23, VhostUapiVringState)
+#define VHOST_UAPI_GET_VRING_BUSYLOOP_TIMEOUT _IOW(VHOST_UAPI_TYPE, 0x24, VhostUapiVringState)
 #define VHOST_UAPI_NET_SET_BACKEND      _IOW(VHOST_UAPI_TYPE, 0x30, VhostUapiVringFile)
 
 #define VHOST_UAPI_FILE_UNBIND          (-1)

@@ -49,6 +49,9 @@ typedef struct VhostRingSetup {
     uint16_t last_avail_idx;
     uint64_t desc, avail, used;         /* guest-physical */
     EventNotifier *call;
+    /* How long the kernel polls before it waits for a kick, in
+     * microseconds (-netdev tap,poll-us=); 0: the kernel's default, none. */
+    uint32_t busyloop_us;
 } VhostRingSetup;
 
 /*
@@ -61,7 +64,7 @@ void vhost_dev_cleanup(VhostDev *d);
 
 /*
  * Tell the kernel the acked features and every ring's setup (NUM, BASE,
- * ADDR, KICK, CALL, ERR). The kernel serves nothing yet: the device
+ * ADDR, KICK, CALL, ERR, and BUSYLOOP_TIMEOUT when asked for). The kernel serves nothing yet: the device
  * attaches its backend next. False, errp set, when a ring is not in RAM
  * or the kernel refuses.
  */

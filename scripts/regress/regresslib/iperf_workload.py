@@ -8,22 +8,26 @@ import kvmhost  # noqa: E402
 from kvmhost.net import E1000, GUEST_ADDR, PREFIX, VIRTIO, iperf_guest_command, iperf_rates, \
     nic_args, tap_netdev, tap_script
 
-# name: (model, vhost, our device options, QEMU's device options or None
-# when QEMU has no such switch). The first three are the regression matrix;
-# the rest are the seed's ladder of switches (ask for them with --devices).
+# name: (model, the tap's options (tap_netdev's), our device options,
+# QEMU's device options or None when QEMU has no such switch). The first
+# three are the regression matrix; the rest are the seed's ladder of
+# switches and our own (ask for them with --devices).
+VHOST = {"vhost": True}
 DEVICES = {
-    "e1000": (E1000, False, "", ""),
-    "virtio": (VIRTIO, False, "", ""),
-    "vhost": (VIRTIO, True, "", ""),
-    "e1000-nocoal": (E1000, False, "x-coalesced-mmio=off", None),
-    "virtio-slow": (VIRTIO, False, "ioeventfd=off,x-irqfd=off", "ioeventfd=off"),
+    "e1000": (E1000, {}, "", ""),
+    "virtio": (VIRTIO, {}, "", ""),
+    "vhost": (VIRTIO, VHOST, "", ""),
+    "e1000-nocoal": (E1000, {}, "x-coalesced-mmio=off", None),
+    "virtio-slow": (VIRTIO, {}, "ioeventfd=off,x-irqfd=off", "ioeventfd=off"),
     # The e1000 with the tap's offloads left off, as QEMU's e1000 has them.
-    "e1000-nooffload": (E1000, False, "x-host-offloads=off", None),
+    "e1000-nooffload": (E1000, {}, "x-host-offloads=off", None),
     # virtio-net copying every received frame twice, as QEMU's does.
-    "virtio-copy": (VIRTIO, False, "x-rx-in-place=off", None),
+    "virtio-copy": (VIRTIO, {}, "x-rx-in-place=off", None),
     # virtio-net asking for a kick as soon as its transmitq is empty, as
     # QEMU's does (no transmit polling).
-    "virtio-nopoll": (VIRTIO, False, "x-tx-poll-ns=0", None),
+    "virtio-nopoll": (VIRTIO, {}, "x-tx-poll-ns=0", None),
+    # vhost's kernel worker polling each ring for 50 us (poll-us=, QEMU's too).
+    "vhost-poll": (VIRTIO, {**VHOST, "poll_us": 50}, "", ""),
 }
 DIRECTIONS = ("g->h", "h->g")
 
@@ -62,12 +66,12 @@ class Iperf:
         return [(test, "Mbit/s") for test in self.tests()]
 
     def fragment(self, run):
-        model, vhost, ours_opts, qemu_opts = DEVICES[run.device]
+        model, tap, ours_opts, qemu_opts = DEVICES[run.device]
         opts = qemu_opts if run.vmm == "qemu" else ours_opts
         command = " && ".join(iperf_guest_command(streams=s, seconds=self.seconds)
                               for s in self.streams)
         args = kvmhost.l2_args(command, smp=run.vcpus, append=f"kit.ip={GUEST_ADDR}/{PREFIX}",
-                               extra=[run.machine, *nic_args(model, tap_netdev(vhost=vhost),
+                               extra=[run.machine, *nic_args(model, tap_netdev(**tap),
                                                              device_opts=opts)])
         # A boot (a minute or more on a busy nested bench) and 2 runs per stream count.
         limit = 240 + len(self.streams) * 2 * (self.seconds + 15)

@@ -35,13 +35,16 @@ E1000 = "e1000"
 VIRTIO = "virtio-net-pci"
 
 
-def tap_netdev(*, vhost=False, queues=1):
-    """The -netdev value of the fragment's tap device tap0."""
+def tap_netdev(*, vhost=False, queues=1, poll_us=0):
+    """The -netdev value of the fragment's tap device tap0 (poll_us: vhost's
+    busy polling, poll-us=)."""
     netdev = "tap,id=n0,ifname=tap0,script=no,downscript=no"
     if vhost:
         netdev += ",vhost=on"
     if queues > 1:
         netdev += f",queues={queues}"
+    if poll_us:
+        netdev += f",poll-us={poll_us}"
     return netdev
 
 

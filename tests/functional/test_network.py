@@ -34,6 +34,10 @@ from kvmhost.net import (E1000, GUEST_ADDR, HOST_ADDR, PREFIX, VIRTIO, iperf_gue
 
 REFERENCE = shutil.which("qemu-system-x86_64", path="/usr/bin")
 OURS = str(kvmhost.REPO / "build" / "qemu-system-x86_64")
+# The unit test of hw/virtio/vhost.c against the kernel's vhost-net, which
+# only L1 has: it rides in this batch.
+VHOST_KERNEL_TEST = kvmhost.REPO / "build" / "tests" / "unit" / "test-vhost-kernel"
+VHOST_KERNEL_FRAGMENT = "unit_vhost_kernel"
 FULL = os.environ.get("VMM_TEST_NET") == "full"
 
 MIB = 64                    # each way, through tap
@@ -271,9 +275,15 @@ def runs(request):
     frags = [BUILDERS[case.kind](case, who, OURS if who == "ours" else REFERENCE)
              for who, case in all_cases()
              if case.name(who) in selected and skip_reason(who, case) is None]
+    files = {"qemu": REFERENCE} if REFERENCE else {}
+    if VHOST_KERNEL_FRAGMENT in selected and VHOST_KERNEL_TEST.exists():
+        frags.append(Fragment(VHOST_KERNEL_FRAGMENT,
+                              '"$BENCH_FILES/test-vhost-kernel"; echo "unit-status=$?"',
+                              OURS, limit=120, up_marker=None))
+        files["test-vhost-kernel"] = str(VHOST_KERNEL_TEST)
     if not frags:
         return {}
-    return kvmhost.run_batch(frags, files={"qemu": REFERENCE} if REFERENCE else {})
+    return kvmhost.run_batch(frags, files=files)
 
 
 def _params(kind):
@@ -357,3 +367,15 @@ def test_socket_backend_two_vmms_ping(runs, who, case):
     for name in ("a", "b"):
         expect_guest(outcome, name, contains=["^ping-peer-ok$"])
     assert "both-pinged" in outcome.output, outcome.output
+
+
+@pytest.mark.parametrize("name", [VHOST_KERNEL_FRAGMENT])
+def test_vhost_kernel_unit_in_l1(runs, name):
+    """test-vhost-kernel skips where there is no /dev/vhost-net (here, most
+    likely); L1 has it, and root: a frame each way through the kernel's
+    vhost-net, and each ring's busy-loop timeout read back."""
+    if not VHOST_KERNEL_TEST.exists():
+        pytest.skip(f"{VHOST_KERNEL_TEST} is missing: run make first")
+    output = runs[name].output
+    assert line_value(output, "unit-status") == "0", output
+    assert re.search(r"^ok 1 /vhost-kernel/frames-both-ways$", output, re.M), output

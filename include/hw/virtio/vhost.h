@@ -64,9 +64,9 @@ void vhost_dev_cleanup(VhostDev *d);
 
 /*
  * Tell the kernel the acked features and every ring's setup (NUM, BASE,
- * ADDR, KICK, CALL, ERR, and BUSYLOOP_TIMEOUT when asked for). The kernel serves nothing yet: the device
- * attaches its backend next. False, errp set, when a ring is not in RAM
- * or the kernel refuses.
+ * ADDR, KICK, CALL, ERR, and BUSYLOOP_TIMEOUT when asked for). The kernel
+ * serves nothing yet: the device attaches its backend next. False, errp
+ * set, when a ring is not in RAM or the kernel refuses.
  */
 bool vhost_dev_start(VhostDev *d, uint64_t features, const VhostRingSetup *setup,
                      Error **errp);

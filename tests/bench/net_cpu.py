@@ -13,6 +13,7 @@ against Debian's QEMU, alternating. A probe for finding costs, not
 pass/fail; docs/benchmarks.md has its readings.
 
   tests/bench/net_cpu.py [--device e1000|virtio] [--direction g->h|h->g] [--rounds N]
+                         [--vmms ours-on,ours-nopoll,qemu]
 """
 
 import argparse
@@ -33,9 +34,13 @@ import kvmhost  # noqa: E402
 from kvmhost.net import E1000, GUEST_ADDR, HOST_ADDR, PREFIX, VIRTIO, iperf_rates, \
     nic_args, tap_netdev, tap_script  # noqa: E402
 
+# name: (binary, machine options, NIC options). ours-nopoll is ours with
+# virtio-net's transmit polling off (x-tx-poll-ns=0; virtio only).
 VMMS = {
-    "ours-on": (str(REPO / "build/qemu-system-x86_64"), "-machine pc,device-lock=on"),
-    "qemu": ("/usr/bin/qemu-system-x86_64", "-machine pc"),
+    "ours-on": (str(REPO / "build/qemu-system-x86_64"), "-machine pc,device-lock=on", ""),
+    "ours-nopoll": (str(REPO / "build/qemu-system-x86_64"), "-machine pc,device-lock=on",
+                    "x-tx-poll-ns=0"),
+    "qemu": ("/usr/bin/qemu-system-x86_64", "-machine pc", ""),
 }
 MODELS = {"e1000": E1000, "virtio": VIRTIO}
 # /proc/stat's cpu line, in its order.
@@ -56,7 +61,7 @@ echo @@SNAP-0; cat "$WORK/s0"; echo @@SNAP-1; cat "$WORK/s1"; echo @@SNAP-END'''
 
 
 def fragment(name, vmm, device, direction):
-    binary, machine = VMMS[vmm]
+    binary, machine, device_opts = VMMS[vmm]
     reverse = " -R" if direction == "h->g" else ""
     # The guest's interrupt counts around the run: which vCPU takes the
     # NIC's interrupts, and how many rescheduling and call IPIs it sends.
@@ -65,7 +70,8 @@ def fragment(name, vmm, device, direction):
     args = kvmhost.l2_args(command, smp=2,
                            append=f"kit.ip={GUEST_ADDR}/{PREFIX}",
                            extra=[machine, "-name", "bench,debug-threads=on",
-                                  *nic_args(MODELS[device], tap_netdev())])
+                                  *nic_args(MODELS[device], tap_netdev(),
+                                            device_opts=device_opts)])
     return kvmhost.Fragment(name, tap_script("net", 500, args, during=SNAPSHOT), binary,
                             limit=600)
 
@@ -147,9 +153,15 @@ def main():
     ap.add_argument("--device", choices=sorted(MODELS), default="e1000")
     ap.add_argument("--direction", choices=("g->h", "h->g"), default="h->g")
     ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--vmms", default="ours-on,qemu",
+                    help=f"comma-separated, alternating in each round: {', '.join(VMMS)}")
     args = ap.parse_args()
+    vmms = args.vmms.split(",")
+    unknown = [v for v in vmms if v not in VMMS]
+    if unknown:
+        ap.error(f"unknown VMM {unknown[0]!r} (known: {', '.join(VMMS)})")
     frags = [fragment(f"{r}{i}_{vmm}", vmm, args.device, args.direction)
-             for r in range(args.rounds) for i, vmm in enumerate(VMMS)]
+             for r in range(args.rounds) for i, vmm in enumerate(vmms)]
     outcomes = kvmhost.run_batch(frags, logdir=REPO / "build/bench-logs/net_cpu")
     print(f"{args.device}, {args.direction}, 2-vCPU guest in a 2-vCPU L1, 6 s of ticks:")
     for frag in frags:

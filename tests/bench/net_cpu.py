@@ -8,8 +8,9 @@ later the fragment reads L1's /proc/stat, every thread of the VMM
 and the kernel's ksoftirqd/kworker threads. The report gives, per VMM, the
 clock ticks of those 6 s (L1 counts 100 per CPU-second): L1 idle, the L2
 guest running, each VMM thread (with its user-space share), the others,
-and the guest's interrupts per vCPU over the whole run. Ours with device-lock=on
-against Debian's QEMU, alternating. A probe for finding costs, not
+and the guest's interrupts per vCPU over the whole run. The --vmms
+configurations alternate in each round (default: ours with device-lock=on
+against Debian's QEMU). A probe for finding costs, not
 pass/fail; docs/benchmarks.md has its readings.
 
   tests/bench/net_cpu.py [--device e1000|virtio] [--direction g->h|h->g] [--rounds N]

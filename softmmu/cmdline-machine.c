@@ -86,6 +86,8 @@ static const MachineProperty machine_properties[] = {
       "print per-device lock statistics at exit (default off)" },
     { "io-sched-batch", MACHINE_PROP_BOOL, offsetof(MachineConfig, io_sched_batch), "on|off",
       "threads other than vCPUs never preempt a running vCPU (SCHED_BATCH; default on)" },
+    { "x-ram-thp", MACHINE_PROP_BOOL, offsetof(MachineConfig, ram_thp), "on|off",
+      "guest RAM on transparent huge pages; off forbids them (ours; default on)" },
     { "pit", MACHINE_PROP_BOOL, offsetof(MachineConfig, pit), "on|off",
       "in-kernel i8254 PIT (default on)" },
     { "acpi", MACHINE_PROP_BOOL, offsetof(MachineConfig, acpi), "on|off",

@@ -610,6 +610,7 @@ static void machine_config_init(MachineConfig *cfg)
     *cfg = (MachineConfig) {
         .device_lock = true,
         .io_sched_batch = true,
+        .ram_thp = true,
         .pit = true,
         .acpi = true,
         .ram_size = DEFAULT_RAM_SIZE,

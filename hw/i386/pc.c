@@ -4,7 +4,6 @@
  * loaded kernel, KVM vCPUs; reset and S3 resume.
  */
 #include <errno.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <string.h>
 #include <glib.h>
@@ -29,6 +28,7 @@
 #include "qemu/error.h"
 #include "sysemu/cpuid.h"
 #include "sysemu/drives.h"
+#include "sysemu/guest-ram.h"
 #include "sysemu/kvm.h"
 #include "sysemu/kvm-irqfd.h"
 #include "sysemu/runstate.h"
@@ -65,17 +65,15 @@ typedef struct PCMachine {
 
 static PCMachine pc;
 
-static bool pc_allocate_ram(PCMachine *m, uint64_t ram_size, Error **errp)
+static bool pc_allocate_ram(PCMachine *m, uint64_t ram_size, bool huge_pages, Error **errp)
 {
     uint64_t low = ram_size >= PC_LOWMEM_MAX ? PC_LOWMEM_SPLIT : ram_size;
     uint64_t high = ram_size - low;
-    /* One anonymous mapping, reserved lazily: untouched guest RAM costs no
-     * host memory. */
-    uint8_t *host = mmap(NULL, ram_size, PROT_READ | PROT_WRITE,
-                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (host == MAP_FAILED) {
-        error_setg_errno(errp, errno, "-m: cannot allocate %" G_GUINT64_FORMAT " MiB of guest RAM",
-                         ram_size >> 20);
+    /* One mapping for both ranges: PC_LOWMEM_SPLIT and PC_HIGHMEM_START
+     * are multiples of 2 MiB, so each guest-physical 2 MiB frame stays on
+     * a host one (sysemu/guest-ram.h). */
+    uint8_t *host = guest_ram_alloc(ram_size, huge_pages, errp);
+    if (!host) {
         return false;
     }
     m->mem = (GuestMemory) {
@@ -366,7 +364,7 @@ bool pc_machine_start(const MachineConfig *cfg, Error **errp)
     const KVMPitOptions *pit = board_device_options(cfg->board_globals, &kvm_pit_type);
     bool pit_discard = pit->lost_tick_policy == LOST_TICK_POLICY_DISCARD;
     if (!cpuid_check_config(&cfg->cpu, errp) || !kvm_init(cfg->pit, pit_discard, errp) ||
-        !pc_allocate_ram(&pc, cfg->ram_size, errp)) {
+        !pc_allocate_ram(&pc, cfg->ram_size, cfg->ram_thp, errp)) {
         return false;
     }
     pc_build_e820(&pc);

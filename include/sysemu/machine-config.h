@@ -37,12 +37,13 @@ typedef struct FwCfgItemConfig {
 
 typedef struct MachineConfig {
     /* -machine pc[,accel=kvm][,device-lock=on|off][,lock-stats=on|off][,pit=on|off]
-     * [,io-sched-batch=on|off] */
+     * [,io-sched-batch=on|off][,x-ram-thp=on|off] */
     bool device_lock;           /* per-device locking; default true */
     bool lock_stats;            /* print lock statistics at exit; default false */
     bool pit;                   /* in-kernel PIT; default true */
     bool acpi;                  /* -machine acpi=on|off; default true */
     bool io_sched_batch;        /* non-vCPU threads SCHED_BATCH; default true */
+    bool ram_thp;               /* guest RAM on transparent huge pages; default true */
 
     uint64_t ram_size;          /* -m, bytes; default 128 MiB */
 

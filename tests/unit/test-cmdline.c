@@ -261,7 +261,9 @@ static void test_cpu_features(void)
 
 static void test_machine_properties(void)
 {
-    Parsed *p = parse_ok("-machine pc,device-lock=off,lock-stats=yes,pit=false,acpi=no");
+    Parsed *p = parse_ok("-machine pc,device-lock=off,lock-stats=yes,pit=false,acpi=no,"
+                         "x-ram-thp=off");
+    g_assert_false(p->cfg.ram_thp);
     g_assert_false(p->cfg.device_lock);
     g_assert_true(p->cfg.lock_stats);
     g_assert_false(p->cfg.pit);
@@ -276,6 +278,7 @@ static void test_machine_properties(void)
     p = parse_ok("-M pc,usb=off,vmport=auto,smm=off,hpet=off,graphics=off,"
                  "dump-guest-core=on,mem-merge=off, -machine accel=kvm");
     g_assert_true(p->cfg.device_lock);
+    g_assert_true(p->cfg.ram_thp);
     parsed_free(p);
 
     p = parse_ok("-no-acpi");

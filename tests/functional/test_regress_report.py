@@ -260,7 +260,7 @@ def test_command_line_compares_a_saved_document(iperf_doc, tmp_path):
 
 @pytest.mark.parametrize("args, message", [
     (["--devices", "floppy"], "--devices: unknown floppy (known: ide, virtio-blk)"),
-    (["--vmms", "bochs"], "--vmms: unknown bochs (known: ours-on, ours-off, ours-nobatch, qemu)"),
+    (["--vmms", "bochs"], "--vmms: unknown bochs (known: ours-on, ours-off, ours-nobatch, ours-nothp, qemu)"),
     (["--vcpus", "two"], "--vcpus: numbers, e.g. 1,2,4 (not two)"),
     (["--baseline", "/nonexistent.json"],
      "--baseline /nonexistent.json: [Errno 2] No such file or directory: '/nonexistent.json'"),

@@ -8,7 +8,8 @@ import subprocess
 from .report import rows, vmms_of
 
 TITLES = {"ours-on": "ours, device-lock=on", "ours-off": "ours, device-lock=off",
-          "ours-nobatch": "ours, io-sched-batch=off", "qemu": "Debian's QEMU"}
+          "ours-nobatch": "ours, io-sched-batch=off",
+          "ours-nothp": "ours, x-ram-thp=off", "qemu": "Debian's QEMU"}
 
 
 def _quote(text):

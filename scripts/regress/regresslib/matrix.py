@@ -41,6 +41,9 @@ VMMS = {
     # when asked for, --vmms.
     "ours-nobatch": (OURS, "-machine pc,device-lock=on,io-sched-batch=off,lock-stats=on "
                            "-d guest_errors"),
+    # What huge pages under guest RAM buy (docs/design.md): only when asked.
+    "ours-nothp": (OURS, "-machine pc,device-lock=on,x-ram-thp=off,lock-stats=on "
+                         "-d guest_errors"),
     "qemu": (REFERENCE, "-machine pc"),
 }
 DEFAULT_VMMS = ["ours-on", "ours-off", "qemu"]

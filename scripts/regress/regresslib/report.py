@@ -26,7 +26,7 @@ def rows(doc, metrics):
 
 
 def vmms_of(doc):
-    order = ["ours-on", "ours-off", "ours-nobatch", "qemu"]
+    order = ["ours-on", "ours-off", "ours-nobatch", "ours-nothp", "qemu"]
     present = {c["vmm"] for c in doc["cells"]}
     return [v for v in order if v in present]
 

@@ -12,7 +12,8 @@ import statistics
 
 # Ratio columns: name -> (numerator VMM, denominator VMM).
 RATIOS = {"on/off": ("ours-on", "ours-off"), "on/qemu": ("ours-on", "qemu"),
-          "off/qemu": ("ours-off", "qemu"), "on/nobatch": ("ours-on", "ours-nobatch")}
+          "off/qemu": ("ours-off", "qemu"), "on/nobatch": ("ours-on", "ours-nobatch"),
+          "on/nothp": ("ours-on", "ours-nothp")}
 
 LOCK_LINE = re.compile(r"^  (\S+)\s+(\S+)\s+(\d+)\s+(\d+)\s+([\d.]+)$", re.M)
 LOCK_BLOCK = re.compile(r"^lock statistics \(device-lock=\w+\):\n(?:  .*\n?)+", re.M)

@@ -1,7 +1,8 @@
 """Debian's Linux kernel under our VMM, on a KVM host (hardware or the nested
 bench): boot to the kit's marker with 1 and 2 vCPUs in both lock modes, the
 memory and CPU count the guest sees, a command's output, reboot with
--no-reboot, a long kernel command line, and the lock statistics."""
+-no-reboot, a long kernel command line, the lock statistics, and the page
+size KVM maps guest RAM with."""
 
 import re
 
@@ -9,6 +10,7 @@ import pytest
 
 import kvmhost
 from kvmhost import Fragment, expect_guest, l2_args
+from kvmhost.output import line_value
 
 REPORT = ("echo cpus=$(nproc); grep MemTotal /proc/meminfo; "
           "echo cmdline=$(cat /proc/cmdline | wc -c); echo hello-from-linux; exit 5")
@@ -23,6 +25,34 @@ REBOOT_TWICE = (
     "if [ \"$mark\" = 5a ]; then echo second-boot; exit 0; fi; "
     "cmos_index; printf Z | dd of=/dev/port bs=1 seek=113 count=1 conv=notrunc 2>/dev/null; "
     "echo first-boot; reboot -f")
+
+
+# The guest fills 64 MiB of its page cache, then waits while L1 reads how
+# KVM maps its RAM: debugfs' per-VM pages_4k and pages_2m (leaves of the
+# nested page tables by size), printed as PAGES_4K= and PAGES_2M= lines.
+FILL_AND_WAIT = "dd if=/dev/zero of=/fill bs=1M count=64 2>/dev/null; echo ram-filled; sleep 600"
+
+
+def page_sizes(name, vmm, *, thp, limit=180):
+    args = l2_args(FILL_AND_WAIT, smp=1,
+                   extra=[f"-machine pc,x-ram-thp={thp}"])
+    # The fragment's status is the script's: the guest is killed once read.
+    script = (
+        "mount -t debugfs none /sys/kernel/debug 2>/dev/null\n"
+        "echo THP_MODE=$(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null | tr -d ' ')\n"
+        f"guest_start pages {limit} {args}\n"
+        f"if guest_wait_for pages ram-filled {limit}; then\n"
+        "    vm=$(ls -d /sys/kernel/debug/kvm/\"$(cat \"$WORK/pages.pid\")\"-* 2>/dev/null | head -n1)\n"
+        "    if [ -f \"$vm/pages_2m\" ]; then\n"
+        "        echo PAGES_4K=$(cat \"$vm/pages_4k\"); echo PAGES_2M=$(cat \"$vm/pages_2m\")\n"
+        "    else\n"
+        "        echo PAGES=unavailable\n"
+        "    fi\n"
+        "fi\n"
+        "kill -KILL \"$(cat \"$WORK/pages.pid\")\"\n"
+        "guest_wait pages\n"
+        "true\n")
+    return Fragment(name, script, vmm, limit=limit + 30)
 
 
 def boot(name, vmm, *, smp, lock, command=REPORT, append="", limit=180, no_reboot=True,
@@ -53,6 +83,8 @@ def runs(our_vmm):
         # Without -no-reboot, a guest reboot resets the machine and boots again.
         boot("reset", our_vmm, smp=2, lock="on", command=REBOOT_TWICE, no_reboot=False,
              limit=300),
+        page_sizes("thp_on", our_vmm, thp="on"),
+        page_sizes("thp_off", our_vmm, thp="off"),
     ]
     return kvmhost.run_batch(frags)
 
@@ -65,6 +97,21 @@ def test_linux_boots_and_sees_machine(runs, name, smp):
     total_kib = int(re.search(r"^MemTotal:\s+(\d+) kB$", guest.log, re.M).group(1))
     # -m 512M minus what the kernel keeps for itself.
     assert 400 * 1024 < total_kib <= 512 * 1024, guest.log
+
+
+def test_guest_ram_mapped_with_large_pages(runs):
+    """Guest RAM sits on 2 MiB host pages at 2 MiB-aligned addresses, so
+    KVM maps it with 2 MiB leaves; x-ram-thp=off leaves it 4 KiB pages
+    (softmmu/guest-ram.c). Needs the host's THP in mode always or madvise
+    (Debian's kernel: always)."""
+    on, off = runs["thp_on"], runs["thp_off"]
+    if "[never]" in line_value(on.output, "THP_MODE") or not line_value(on.output, "THP_MODE"):
+        pytest.skip("the KVM host has no transparent huge pages")
+    if "PAGES=unavailable" in on.output:
+        pytest.skip("the KVM host shows no per-VM page counts in debugfs")
+    assert int(line_value(on.output, "PAGES_2M")) > 0, on.output
+    assert int(line_value(off.output, "PAGES_2M")) == 0, off.output
+    assert int(line_value(off.output, "PAGES_4K")) > 0, off.output
 
 
 @pytest.mark.parametrize("name,lock", [("smp2_on", "on"), ("smp2_off", "off")])

@@ -50,7 +50,7 @@ def fake_outcomes(runs, hung):
 @pytest.fixture
 def iperf_doc():
     workload = Iperf()
-    args = type("Args", (), {"quick": False, "seconds": 3, "streams": "1"})()
+    args = type("Args", (), {"quick": False, "seconds": 3, "streams": "1", "pin": "none"})()
     workload.configure(args)
     runs = matrix.plan(2, ["e1000", "virtio"], [1], ["ours-on", "ours-off", "qemu"])
     outcomes = fake_outcomes(runs, hung="010_r1_virtio_1_ours-off")
@@ -300,8 +300,19 @@ def test_neighbours_kept_fraction():
     assert "i440fx0" not in text         # never waited for
 
 
+@pytest.mark.parametrize("pin,cpu", [("same", 0), ("split", 1)])
+def test_pin_places_iperf3_and_the_nic_interrupts(pin, cpu):
+    iperf = Iperf()
+    iperf.configure(type("Args", (), {"quick": False, "seconds": 5, "streams": "1,4", "pin": pin})())
+    two = iperf.fragment(matrix.Run(0, "virtio", 2, "qemu")).script
+    assert two.count(f"taskset -c {cpu} iperf3 -c") == 4     # 1 and 4 streams, both ways
+    assert "echo 1 > /proc/irq/$irq/smp_affinity" in two
+    one = iperf.fragment(matrix.Run(0, "virtio", 1, "qemu")).script    # nothing to choose
+    assert "taskset" not in one and "smp_affinity" not in one
+
+
 def test_fragments_boot_each_configuration_with_its_devices():
-    args = type("Args", (), {"quick": True, "seconds": 5, "streams": "1,4", "runtime": 10,
+    args = type("Args", (), {"quick": True, "seconds": 5, "streams": "1,4", "runtime": 10, "pin": "none",
                              "threads": "1,2,4", "jobs": ",".join(tiobench_workload.JOBS)})()
     iperf = Iperf()
     iperf.configure(args)
@@ -311,6 +322,7 @@ def test_fragments_boot_each_configuration_with_its_devices():
     assert "tap,id=n0,ifname=tap0,script=no,downscript=no,vhost=on" in frag.script
     assert "-smp 2" in frag.script and "tap_create tap0" in frag.script
     assert not iperf.supports("e1000-nocoal", "qemu") and iperf.supports("e1000", "qemu")
+    assert "taskset" not in frag.script and "smp_affinity" not in frag.script     # --pin none
     tio = tiobench_workload.Tiobench()
     assert tio.configure(args)["threads"] == [1]          # --quick
     frag = tio.fragment(matrix.Run(0, "virtio-blk", 1, "qemu"))

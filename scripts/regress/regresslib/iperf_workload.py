@@ -31,6 +31,19 @@ DEVICES = {
 }
 DIRECTIONS = ("g->h", "h->g")
 
+# --pin: where the guest runs iperf3 and takes the NIC's interrupts, on a
+# guest of 2 vCPUs or more (a 1-vCPU guest has no choice). "none" leaves
+# both to the guest's scheduler and its IRQ placement, which settle
+# differently at each boot; "same" puts both on vCPU 0, "split" the
+# interrupts on vCPU 0 and iperf3 on vCPU 1. The interrupts are the NIC's
+# lines in /proc/interrupts: e1000's carries the interface's name,
+# virtio-net's one per queue (virtioN-input.Q, virtioN-output.Q).
+PIN_CPU = {"none": None, "same": 0, "split": 1}
+NIC_IRQS_TO_CPU0 = (
+    "irqs=$(grep -E ' (eth0|virtio[0-9]+-(input|output)[.][0-9]+)$' /proc/interrupts | cut -d: -f1)"
+    " && [ -n \"$irqs\" ] && echo nic-irqs-on-cpu0: $irqs"
+    " && for irq in $irqs; do echo 1 > /proc/irq/$irq/smp_affinity || exit 1; done")
+
 
 class Iperf:
     tool = "iperf"
@@ -45,13 +58,18 @@ class Iperf:
     def add_arguments(self, ap):
         ap.add_argument("--seconds", type=int, default=5, help="seconds per iperf3 run (5)")
         ap.add_argument("--streams", default="1,4", help="parallel streams per run (1,4)")
+        ap.add_argument("--pin", choices=sorted(PIN_CPU), default="none",
+                        help="guests of 2+ vCPUs: the NIC's interrupts on vCPU 0 and iperf3 "
+                             "on vCPU 0 (same) or 1 (split); none: as the guest places them "
+                             "(none)")
 
     def configure(self, args):
         if args.quick:
             args.seconds, args.streams = min(args.seconds, 3), "1"
         self.seconds = args.seconds
         self.streams = [int(s) for s in args.streams.split(",")]
-        return {"seconds": self.seconds, "streams": self.streams}
+        self.pin = args.pin
+        return {"seconds": self.seconds, "streams": self.streams, "pin": self.pin}
 
     def summary(self, doc):
         return {}
@@ -68,8 +86,9 @@ class Iperf:
     def fragment(self, run):
         model, tap, ours_opts, qemu_opts = DEVICES[run.device]
         opts = qemu_opts if run.vmm == "qemu" else ours_opts
-        command = " && ".join(iperf_guest_command(streams=s, seconds=self.seconds)
-                              for s in self.streams)
+        cpu = PIN_CPU[self.pin] if run.vcpus > 1 else None
+        runs = [iperf_guest_command(streams=s, seconds=self.seconds, cpu=cpu) for s in self.streams]
+        command = " && ".join(([NIC_IRQS_TO_CPU0] if cpu is not None else []) + runs)
         args = kvmhost.l2_args(command, smp=run.vcpus, append=f"kit.ip={GUEST_ADDR}/{PREFIX}",
                                extra=[run.machine, *nic_args(model, tap_netdev(**tap),
                                                              device_opts=opts)])

@@ -75,11 +75,12 @@ guest_wait {guest}
 {after}"""
 
 
-def iperf_guest_command(*, streams=1, seconds=3):
+def iperf_guest_command(*, streams=1, seconds=3, cpu=None):
     """Guest side of an iperf3 pair of runs: guest to host, then host to
-    guest (-R), each `seconds` long."""
+    guest (-R), each `seconds` long; on guest CPU `cpu` alone if given."""
     parallel = f" -P{streams}" if streams > 1 else ""
-    run = f"iperf3 -c {HOST_ADDR} -t{seconds} -fm{parallel}"
+    pinned = f"taskset -c {cpu} " if cpu is not None else ""
+    run = f"{pinned}iperf3 -c {HOST_ADDR} -t{seconds} -fm{parallel}"
     return f"{run} && {run} -R"
 
 

@@ -33,8 +33,8 @@ DIRECTIONS = ("g->h", "h->g")
 
 # --pin: where the guest runs iperf3 and takes the NIC's interrupts, on a
 # guest of 2 vCPUs or more (a 1-vCPU guest has no choice). "none" leaves
-# both to the guest's scheduler and its IRQ placement, which settle
-# differently at each boot; "same" puts both on vCPU 0, "split" the
+# both to the guest's scheduler and its IRQ placement, which differ from
+# boot to boot; "same" puts both on vCPU 0, "split" the
 # interrupts on vCPU 0 and iperf3 on vCPU 1. The interrupts are the NIC's
 # lines in /proc/interrupts: e1000's carries the interface's name,
 # virtio-net's one per queue (virtioN-input.Q, virtioN-output.Q).

@@ -54,9 +54,16 @@ QEMUBH *qemu_bh_new(GMainContext *ctx, QEMUBHFunc *cb, void *opaque)
     return bh;
 }
 
+/*
+ * The wake-up is skipped when the caller is the thread iterating ctx (it
+ * owns ctx from prepare to dispatch): its next prepare sees the flag and
+ * polls without blocking. That is the common case, a kick's handler that
+ * leaves the work to a bottom half of its own context, and the skip saves
+ * it an eventfd write and the read that acknowledges it.
+ */
 void qemu_bh_schedule(QEMUBH *bh)
 {
-    if (!atomic_exchange(&bh->scheduled, true)) {
+    if (!atomic_exchange(&bh->scheduled, true) && !g_main_context_is_owner(bh->ctx)) {
         g_main_context_wakeup(bh->ctx);
     }
 }

@@ -249,6 +249,58 @@ static void test_bh_schedules_coalesce(void)
     g_main_context_unref(ctx);
 }
 
+/* What the last poll of a context found ready (set as its poll function:
+ * GLib gives that no user data). */
+static gint last_poll_ready;
+
+static gint counting_poll(GPollFD *fds, guint nfds, gint timeout)
+{
+    last_poll_ready = g_poll(fds, nfds, timeout);
+    return last_poll_ready;
+}
+
+typedef struct Chain {
+    QEMUBH *next;
+    unsigned runs;
+} Chain;
+
+static void chain_run(void *opaque)
+{
+    Chain *c = opaque;
+    c->runs++;
+    qemu_bh_schedule(c->next);
+}
+
+/* A bottom half scheduled by the thread that is dispatching its context
+ * runs in the next iteration with no wake-up: that iteration's poll finds
+ * nothing ready. One scheduled from outside an iteration wakes the context
+ * (its poll finds the wake-up fd). */
+static void test_bh_schedule_from_own_context(void)
+{
+    GMainContext *ctx = g_main_context_new();
+    g_main_context_set_poll_func(ctx, counting_poll);
+    unsigned runs = 0;
+    QEMUBH *second = qemu_bh_new(ctx, count_run, &runs);
+    Chain chain = { .next = second };
+    QEMUBH *first = qemu_bh_new(ctx, chain_run, &chain);
+    run_pending(ctx);
+
+    qemu_bh_schedule(first);                    /* not in an iteration */
+    g_assert_true(g_main_context_iteration(ctx, FALSE));
+    g_assert_cmpint(last_poll_ready, ==, 1);
+    g_assert_cmpuint(chain.runs, ==, 1);
+    g_assert_cmpuint(runs, ==, 0);
+
+    g_assert_true(g_main_context_iteration(ctx, FALSE));
+    g_assert_cmpint(last_poll_ready, ==, 0);
+    g_assert_cmpuint(runs, ==, 1);
+    g_assert_false(g_main_context_iteration(ctx, FALSE));
+
+    qemu_bh_delete(first);
+    qemu_bh_delete(second);
+    g_main_context_unref(ctx);
+}
+
 /* ---- the worker pool ---- */
 
 #define POOL_REQUESTS 200
@@ -399,6 +451,7 @@ int main(int argc, char **argv)
     g_test_add_func("/event-loop/event-notifier-from-threads", test_event_notifier_from_threads);
     g_test_add_func("/event-loop/iothread-runs-its-context", test_iothread_runs_its_context);
     g_test_add_func("/event-loop/bh-schedules-coalesce", test_bh_schedules_coalesce);
+    g_test_add_func("/event-loop/bh-schedule-from-own-context", test_bh_schedule_from_own_context);
     g_test_add_func("/event-loop/thread-pool", test_thread_pool_completes_on_its_context);
     g_test_add_func("/event-loop/reset-drains-in-flight-work", test_reset_drains_in_flight_work);
     return g_test_run();

@@ -6,6 +6,7 @@ document."""
 import copy
 import json
 import shutil
+import statistics
 import subprocess
 import sys
 
@@ -120,6 +121,60 @@ def test_table_shows_rounds_median_ratios_and_fail(iperf_doc):
                for line in lines)
     assert report.failures(iperf_doc) == [
         "FAIL 010_r1_virtio_1_ours-off: hung: the guest was killed at its time limit"]
+
+
+def test_ratio_interval_holds_the_ratio_and_is_the_same_every_time():
+    top, bottom = [120, 131, 118, 125, 140, 122], [100, 104, 97, 110, 101, 99]
+    interval = results.ratio_interval(top, bottom)
+    point = statistics.median(top) / statistics.median(bottom)
+    assert interval[0] < point < interval[1]
+    assert results.ratio_interval(top, bottom) == interval
+    # Samples apart from each other: the whole interval is above 1.
+    assert interval[0] > 1
+    # Overlapping samples: it straddles 1.
+    lo, hi = results.ratio_interval([100, 120, 95, 110, 105], [105, 98, 115, 102, 108])
+    assert lo < 1 < hi
+
+
+def test_ratio_interval_needs_three_figures_a_side():
+    assert results.ratio_interval([100, 110, None], [90, 95, 99]) is None
+    assert results.ratio_interval([100, 110, 105], [90, 95, 99]) is not None
+    assert results.ratio_interval([100, 110, 105], [0, 0, 0]) is None
+
+
+def test_two_rounds_give_ratios_without_intervals(iperf_doc):
+    entry = next(r for r in iperf_doc["ratios"] if r["device"] == "e1000")
+    assert entry["intervals"] == {"on/off": None, "on/qemu": None, "off/qemu": None}
+
+
+def test_pool_puts_rounds_end_to_end_and_recomputes(iperf_doc):
+    later = with_rounds(iperf_doc, "virtio", "tcp-1 g->h", "ours-on", [300, 310])
+    doc = results.pool([iperf_doc, later])
+    cells = {(c["device"], c["test"], c["vmm"]): c for c in doc["cells"]}
+    on = cells[("virtio", "tcp-1 g->h", "ours-on")]
+    assert on["rounds"] == [103, 109, 300, 310] and on["median"] == (109 + 300) / 2
+    off = cells[("virtio", "tcp-1 g->h", "ours-off")]
+    assert off["rounds"] == [104, None, 104, None] and off["median"] == 104
+    entry = next(r for r in doc["ratios"] if (r["device"], r["test"]) == ("virtio", "tcp-1 g->h"))
+    assert entry["on/qemu"] == pytest.approx(on["median"] / statistics.median([105, 111] * 2))
+    lo, hi = entry["intervals"]["on/qemu"]
+    assert lo <= entry["on/qemu"] <= hi
+    assert entry["intervals"]["on/off"] is None        # two figures of ours-off
+    assert doc["rounds"] == 4 and [p["rounds"] for p in doc["pooled"]] == [2, 2]
+    assert [f["run"] for f in doc["failures"]] == ["1/010_r1_virtio_1_ours-off",
+                                                   "2/010_r1_virtio_1_ours-off"]
+    assert "2/000_r0_e1000_1_ours-on" in doc["lock_stats"]
+    assert "(" in report.table(doc).splitlines()[-1]     # the interval is shown
+    with pytest.raises(ValueError, match="different tools"):
+        results.pool([iperf_doc, {**iperf_doc, "tool": "tiobench"}])
+
+
+def with_rounds(doc, device, test, vmm, rounds):
+    doc = copy.deepcopy(doc)
+    for cell in doc["cells"]:
+        if (cell["device"], cell["test"], cell["vmm"]) == (device, test, vmm):
+            cell["rounds"] = rounds
+    return doc
 
 
 def test_chart_has_a_bar_per_vmm_and_a_gap_for_a_missing_median(iperf_doc):
@@ -256,6 +311,28 @@ def test_command_line_compares_a_saved_document(iperf_doc, tmp_path):
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert same.returncode == 0, same.stdout
     assert "0 cell(s) fell" in same.stdout
+
+
+def test_command_line_pools_saved_documents(iperf_doc, tmp_path):
+    first, second = tmp_path / "a.json", tmp_path / "b.json"
+    first.write_text(json.dumps(iperf_doc))
+    second.write_text(json.dumps(with_rounds(iperf_doc, "e1000", "tcp-1 g->h", "ours-on",
+                                             [300, 310])))
+    run = subprocess.run([str(SCRIPTS / "iperf"), "--report", f"{first},{second}",
+                          "--chart", str(tmp_path / "pool.png")],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert run.returncode == 0, run.stdout
+    assert run.stdout.count("pooled: 2026-12-01 00:00 UTC, 2 round(s)") == 2
+    assert "| e1000 | 1 | tcp-1 g->h | Mbit/s | 100 106 300 310 [203] |" in run.stdout
+    pooled = json.loads((tmp_path / "a.pooled.json").read_text())
+    assert pooled["rounds"] == 4 and len(pooled["failures"]) == 2
+    bad = tmp_path / "c.json"
+    bad.write_text(json.dumps({**iperf_doc, "tool": "tiobench"}))
+    run = subprocess.run([str(SCRIPTS / "iperf"), "--report", f"{first},{bad}"],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert run.returncode == 1
+    assert run.stdout.strip() == ("scripts/regress/iperf: cannot pool documents of "
+                                  "different tools: iperf, tiobench")
 
 
 @pytest.mark.parametrize("args, message", [

@@ -42,8 +42,9 @@ def parser(workload):
     ap.add_argument("--baseline", help="a saved JSON to compare with")
     ap.add_argument("--threshold", type=float, default=10.0,
                     help="percent a median may fall before --baseline fails (10)")
-    ap.add_argument("--report", metavar="JSON",
-                    help="show (and compare) a saved JSON instead of running")
+    ap.add_argument("--report", metavar="JSON[,JSON...]",
+                    help="show (and compare) a saved JSON instead of running; several, "
+                         "comma-separated: their rounds pooled into one document")
     workload.add_arguments(ap)
     return ap
 
@@ -110,8 +111,11 @@ def show(workload, doc, args, json_path, baseline):
     document or None); returns the exit status."""
     print(f"{doc['tool']} on the {doc['host_mode']} bench, {doc['started']}, "
           f"{doc['rounds']} round(s), {doc['minutes']:.0f} min; {doc['options']}")
+    for part in doc.get("pooled", []):
+        print(f"  pooled: {part['started']}, {part['rounds']} round(s); {part['options']}")
     print("Per VMM: each round's figure, [median]; ratios of medians "
-          "(on/off: per-device lock over the global lock).\n")
+          "(on/off: per-device lock over the global lock), (90% bootstrap interval) "
+          f"where both sides have {results.INTERVAL_MIN_FIGURES}+ figures.\n")
     print(report.table(doc, workload.headline))
     extra = workload.report(doc)
     if extra:
@@ -133,6 +137,20 @@ def show(workload, doc, args, json_path, baseline):
     return FELL if fell else 0
 
 
+def report_saved(workload, args, baseline):
+    """--report: one saved document, or several pooled (the JSON and chart
+    of a pool go beside its first document, named .pooled)."""
+    paths = args.report.split(",")
+    docs = [load("--report", path) for path in paths]
+    if len(docs) == 1:
+        return show(workload, docs[0], args, paths[0], baseline)
+    doc = results.pool(docs)
+    doc.update(workload.summary(doc))
+    json_path = Path(args.json or Path(paths[0]).with_suffix(".pooled.json"))
+    json_path.write_text(json.dumps(doc, indent=1) + "\n")
+    return show(workload, doc, args, json_path, baseline)
+
+
 def main(workload):
     args = parser(workload).parse_args()
     if args.neighbours:
@@ -140,7 +158,7 @@ def main(workload):
     try:
         baseline = load("--baseline", args.baseline) if args.baseline else None
         if args.report:
-            return show(workload, load("--report", args.report), args, args.report, baseline)
+            return report_saved(workload, args, baseline)
         devices, vcpus, vmms, options = configure(workload, args)
         vcpus, too_many = matrix.usable_vcpus(vcpus)
         if too_many:

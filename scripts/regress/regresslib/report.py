@@ -19,6 +19,13 @@ def ratio(value):
     return "-" if value is None else f"{value:.2f}"
 
 
+def ratio_with_interval(value, interval):
+    """A ratio, and its bootstrap interval where the document has one."""
+    if value is None or not interval:
+        return ratio(value)
+    return f"{ratio(value)} ({ratio(interval[0])}-{ratio(interval[1])})"
+
+
 def rows(doc, metrics):
     """(device, vcpus, test, metric) rows of the doc in its own order."""
     return list(dict.fromkeys((c["device"], c["vcpus"], c["test"], c["metric"])
@@ -35,7 +42,9 @@ def table(doc, metrics=None):
     """Markdown table: per VMM the figure of every round then the median
     (in brackets), then the ratios of medians (on/off: per-device lock
     against the global lock; on/qemu, off/qemu: ours against the
-    reference). A round without a figure shows FAIL (see the failures)."""
+    reference), each with its 90% bootstrap interval in parentheses where
+    both sides have enough rounds (results.ratio_interval). A round
+    without a figure shows FAIL (see the failures)."""
     metrics = metrics or list(doc["metrics"])
     vmms = vmms_of(doc)
     cells = {(c["device"], c["vcpus"], c["test"], c["metric"], c["vmm"]): c
@@ -54,7 +63,9 @@ def table(doc, metrics=None):
             rounds = " ".join(FAILED if v is None else number(v) for v in cell["rounds"])
             out.append(f"{rounds} [{number(cell['median'])}]" if len(cell["rounds"]) > 1
                        else rounds)
-        out += [ratio(ratios.get(row, {}).get(name)) for name in shown]
+        entry = ratios.get(row, {})
+        out += [ratio_with_interval(entry.get(name), entry.get("intervals", {}).get(name))
+                for name in shown]
         lines.append("| " + " | ".join(out) + " |")
     return "\n".join(lines)
 

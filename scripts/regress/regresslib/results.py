@@ -4,9 +4,11 @@ against the reference QEMU, the failures, and our lock statistics.
 
 The document is plain JSON (the --json file) and everything after the run
 (the table, the chart, the baseline comparison) reads only it, so that a
-saved file can be shown or compared again (--report).
+saved file can be shown or compared again (--report), or pooled with
+other saved files of the same matrix into one document (pool).
 """
 
+import random
 import re
 import statistics
 
@@ -80,9 +82,40 @@ def median(values):
     return statistics.median(present) if present else None
 
 
-def document(tool, metrics, collected, meta):
-    """The JSON document of one regression run; collected is collect()'s."""
-    samples, failures, reruns, stats = collected
+# The bootstrap behind each ratio's interval: draws, the central share of
+# them the interval holds, and the fewest figures a side needs (with two,
+# a resampled median takes only three values and the interval says nothing).
+BOOTSTRAP_DRAWS = 2000
+CONFIDENCE = 0.90
+INTERVAL_MIN_FIGURES = 3
+
+
+def ratio_interval(top, bottom):
+    """A percentile-bootstrap interval of median(top) / median(bottom): both
+    sides resampled with replacement, each draw's ratio of medians, the
+    central CONFIDENCE of them. Seeded, so that one document always shows
+    the same interval. None when a side has too few figures or a draw's
+    denominator median is 0."""
+    a = [v for v in top if v is not None]
+    b = [v for v in bottom if v is not None]
+    if min(len(a), len(b)) < INTERVAL_MIN_FIGURES:
+        return None
+    rng = random.Random(0)
+    draws = []
+    for _ in range(BOOTSTRAP_DRAWS):
+        low = statistics.median(rng.choices(b, k=len(b)))
+        if not low:
+            return None
+        draws.append(statistics.median(rng.choices(a, k=len(a))) / low)
+    draws.sort()
+    tail = (1 - CONFIDENCE) / 2
+    return [draws[int(tail * BOOTSTRAP_DRAWS)], draws[int((1 - tail) * BOOTSTRAP_DRAWS) - 1]]
+
+
+def analyse(samples):
+    """(cells, ratios) of samples {(device, vcpus, test, metric, vmm):
+    [value or None per round]}: each cell's rounds and median, and per row
+    the ratios of medians of RATIOS with their intervals."""
     cells = [{"device": d, "vcpus": n, "test": t, "metric": m, "vmm": v,
               "rounds": values, "median": median(values)}
              for (d, n, t, m, v), values in samples.items()]
@@ -91,10 +124,48 @@ def document(tool, metrics, collected, meta):
     ratios = []
     for row in dict.fromkeys((d, n, t, m) for d, n, t, m, _ in samples):
         entry = dict(zip(("device", "vcpus", "test", "metric"), row))
+        intervals = {}
         for name, (top, bottom) in RATIOS.items():
-            a, b = medians.get((*row, top)), medians.get((*row, bottom))
-            if (*row, top) in medians and (*row, bottom) in medians:
-                entry[name] = a / b if a is not None and b else None
+            if (*row, top) not in medians or (*row, bottom) not in medians:
+                continue
+            a, b = medians[(*row, top)], medians[(*row, bottom)]
+            entry[name] = a / b if a is not None and b else None
+            intervals[name] = ratio_interval(samples[(*row, top)], samples[(*row, bottom)])
+        entry["intervals"] = intervals
         ratios.append(entry)
+    return cells, ratios
+
+
+def document(tool, metrics, collected, meta):
+    """The JSON document of one regression run; collected is collect()'s."""
+    samples, failures, reruns, stats = collected
+    cells, ratios = analyse(samples)
     return {"tool": tool, "format": 1, **meta, "metrics": metrics, "cells": cells,
             "ratios": ratios, "failures": failures, "reruns": reruns, "lock_stats": stats}
+
+
+def pool(docs):
+    """One document of several saved runs of one tool: each cell's rounds
+    end to end (in the order of docs), medians, ratios and intervals
+    recomputed from them. Runs keep their names behind the number of their
+    document ("2/000_r0_virtio_2_ours-on"), as the same matrix names its
+    runs alike every time. A ValueError when the tools differ."""
+    tools = {doc["tool"] for doc in docs}
+    if len(tools) != 1:
+        raise ValueError("cannot pool documents of different tools: " + ", ".join(sorted(tools)))
+    samples, failures, reruns, stats = {}, [], [], {}
+    for number, doc in enumerate(docs, 1):
+        for c in doc["cells"]:
+            key = (c["device"], c["vcpus"], c["test"], c["metric"], c["vmm"])
+            samples.setdefault(key, []).extend(c["rounds"])
+        failures += [{**f, "run": f"{number}/{f['run']}"} for f in doc["failures"]]
+        reruns += [{**r, "run": f"{number}/{r['run']}"} for r in doc.get("reruns", [])]
+        stats.update({f"{number}/{run}": rows for run, rows in doc["lock_stats"].items()})
+    first = docs[0]
+    meta = {"started": first["started"], "minutes": sum(d["minutes"] for d in docs),
+            "host_mode": first["host_mode"], "rounds": sum(d["rounds"] for d in docs),
+            "options": first["options"],
+            "pooled": [{k: d.get(k) for k in ("started", "rounds", "options", "logs")}
+                       for d in docs]}
+    metrics = {k: v for d in docs for k, v in d["metrics"].items()}
+    return document(first["tool"], metrics, (samples, failures, reruns, stats), meta)

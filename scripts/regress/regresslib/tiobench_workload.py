@@ -23,8 +23,6 @@ guest reduces fio's output to the lines these need before the console
 carries them (the console of a nested L2 is slow).
 """
 
-import shlex
-
 from . import matrix  # noqa: F401  (first: it puts the bench harness, kvmhost, on sys.path)
 import kvmhost  # noqa: E402
 from .report import vmms_of, wide_table

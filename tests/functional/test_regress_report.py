@@ -295,7 +295,8 @@ def test_command_line_compares_a_saved_document(iperf_doc, tmp_path):
     base = tmp_path / "base.json"
     base.write_text(json.dumps(iperf_doc))
     now = tmp_path / "now.json"
-    now.write_text(json.dumps(with_median(iperf_doc, "virtio", "tcp-1 g->h", "ours-on", 0.5)))
+    # --report computes the medians from the rounds: the rounds fall by half.
+    now.write_text(json.dumps(with_rounds(iperf_doc, "virtio", "tcp-1 g->h", "ours-on", [52, 55])))
     run = subprocess.run([str(SCRIPTS / "iperf"), "--report", str(now), "--baseline", str(base),
                           "--chart", str(tmp_path / "chart.png")],
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -311,6 +312,22 @@ def test_command_line_compares_a_saved_document(iperf_doc, tmp_path):
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert same.returncode == 0, same.stdout
     assert "0 cell(s) fell" in same.stdout
+
+
+def test_command_line_shows_intervals_of_a_document_saved_without_them(iperf_doc, tmp_path):
+    doc = with_rounds(iperf_doc, "e1000", "tcp-1 g->h", "ours-on", [130, 128, 135])
+    doc = with_rounds(doc, "e1000", "tcp-1 g->h", "qemu", [100, 104, 99])
+    for entry in doc["ratios"]:
+        del entry["intervals"]
+    saved = tmp_path / "old.json"
+    saved.write_text(json.dumps(doc))
+    run = subprocess.run([str(SCRIPTS / "iperf"), "--report", str(saved),
+                          "--chart", str(tmp_path / "old.png")],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert run.returncode == 0, run.stdout
+    row = next(line for line in run.stdout.splitlines()
+               if line.startswith("| e1000 | 1 | tcp-1 g->h |"))
+    assert "130 128 135 [130]" in row and "| 1.30 (1.23-1.36) |" in row, row
 
 
 def test_command_line_pools_saved_documents(iperf_doc, tmp_path):

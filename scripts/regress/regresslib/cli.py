@@ -139,9 +139,11 @@ def show(workload, doc, args, json_path, baseline):
 
 def report_saved(workload, args, baseline):
     """--report: one saved document, or several pooled (the JSON and chart
-    of a pool go beside its first document, named .pooled)."""
+    of a pool go beside its first document, named .pooled); medians,
+    ratios and intervals computed anew from the rounds either way, so that
+    a document saved by an older script shows every figure of today's."""
     paths = args.report.split(",")
-    docs = [load("--report", path) for path in paths]
+    docs = [results.refresh(load("--report", path)) for path in paths]
     if len(docs) == 1:
         return show(workload, docs[0], args, paths[0], baseline)
     doc = results.pool(docs)

@@ -144,6 +144,20 @@ def document(tool, metrics, collected, meta):
             "ratios": ratios, "failures": failures, "reruns": reruns, "lock_stats": stats}
 
 
+def samples_of(doc):
+    """A document's samples, as collect() gave them."""
+    return {(c["device"], c["vcpus"], c["test"], c["metric"], c["vmm"]): c["rounds"]
+            for c in doc["cells"]}
+
+
+def refresh(doc):
+    """The document with its medians, ratios and intervals computed anew
+    from its rounds: a document saved before a figure was added to them
+    shows it too."""
+    doc["cells"], doc["ratios"] = analyse(samples_of(doc))
+    return doc
+
+
 def pool(docs):
     """One document of several saved runs of one tool: each cell's rounds
     end to end (in the order of docs), medians, ratios and intervals
@@ -155,9 +169,8 @@ def pool(docs):
         raise ValueError("cannot pool documents of different tools: " + ", ".join(sorted(tools)))
     samples, failures, reruns, stats = {}, [], [], {}
     for number, doc in enumerate(docs, 1):
-        for c in doc["cells"]:
-            key = (c["device"], c["vcpus"], c["test"], c["metric"], c["vmm"])
-            samples.setdefault(key, []).extend(c["rounds"])
+        for key, values in samples_of(doc).items():
+            samples.setdefault(key, []).extend(values)
         failures += [{**f, "run": f"{number}/{f['run']}"} for f in doc["failures"]]
         reruns += [{**r, "run": f"{number}/{r['run']}"} for r in doc.get("reruns", [])]
         stats.update({f"{number}/{run}": rows for run, rows in doc["lock_stats"].items()})

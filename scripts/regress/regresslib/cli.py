@@ -140,12 +140,13 @@ def show(workload, doc, args, json_path, baseline):
 def report_saved(workload, args, baseline):
     """--report: one saved document, or several pooled (the JSON and chart
     of a pool go beside its first document, named .pooled); medians,
-    ratios and intervals computed anew from the rounds either way, so that
-    a document saved by an older script shows every figure of today's."""
+    ratios and intervals computed anew from the rounds either way (pool
+    does it for several), so that a document saved by an older script
+    shows every figure of today's."""
     paths = args.report.split(",")
-    docs = [results.refresh(load("--report", path)) for path in paths]
+    docs = [load("--report", path) for path in paths]
     if len(docs) == 1:
-        return show(workload, docs[0], args, paths[0], baseline)
+        return show(workload, results.refresh(docs[0]), args, paths[0], baseline)
     doc = results.pool(docs)
     doc.update(workload.summary(doc))
     json_path = Path(args.json or Path(paths[0]).with_suffix(".pooled.json"))

@@ -8,13 +8,17 @@ later the fragment reads L1's /proc/stat, every thread of the VMM
 and the kernel's ksoftirqd/kworker threads. The report gives, per VMM, the
 clock ticks of those 6 s (L1 counts 100 per CPU-second): L1 idle, the L2
 guest running, each VMM thread (with its user-space share), the others,
-and the guest's interrupts per vCPU over the whole run. The --vmms
-configurations alternate in each round (default: ours with device-lock=on
-against Debian's QEMU). A probe for finding costs, not
-pass/fail; docs/benchmarks.md has its readings.
+and the guest's interrupts per vCPU over the whole run. With --exits it
+also counts, over the same 6 s, L1 KVM's events for the guest by kind
+(tracefs histograms: exits of L2 by SVM exit code, MSR accesses by index,
+port and MMIO accesses, injected vectors, exits to user space), so that
+two VMMs can be compared exit for exit. The --vmms configurations
+alternate in each round (default: ours with device-lock=on against
+Debian's QEMU). A probe for finding costs, not pass/fail;
+docs/benchmarks.md has its readings.
 
   tests/bench/net_cpu.py [--device e1000|virtio] [--direction g->h|h->g] [--rounds N]
-                         [--vmms ours-on,ours-nopoll,qemu]
+                         [--vmms ours-on,ours-nopoll,qemu] [--exits]
 """
 
 import argparse
@@ -61,7 +65,44 @@ guest_wait_for net "Connecting to host" 400 && sleep 4 && snap > "$WORK/s0" &&
 echo @@SNAP-0; cat "$WORK/s0"; echo @@SNAP-1; cat "$WORK/s1"; echo @@SNAP-END'''
 
 
-def fragment(name, vmm, device, direction):
+# --exits: a histogram trigger per KVM trace event of L1 (event: its keys),
+# set when the window opens, read and removed when it closes. Histograms
+# count in the kernel, so the window's cost is one hash update per event,
+# not a trace record.
+HISTOGRAMS = {
+    "kvm_exit": "exit_reason",
+    "kvm_msr": "ecx,write",
+    "kvm_pio": "port,rw",
+    "kvm_mmio": "type,gpa",
+    "kvm_inj_virq": "vector",
+    "kvm_userspace_exit": "reason",
+    "kvm_msi_set_irq": "data",
+}
+HIST_ON = "".join(f"echo 'hist:keys={keys}' > $T/events/kvm/{event}/trigger\n"
+                  for event, keys in HISTOGRAMS.items())
+HIST_OFF = "".join(f"echo @@HIST {event}; cat $T/events/kvm/{event}/hist; "
+                   f"echo '!hist:keys={keys}' > $T/events/kvm/{event}/trigger\n"
+                   for event, keys in HISTOGRAMS.items())
+EXITS_WINDOW = f"""T=/sys/kernel/tracing
+[ -d $T/events ] || mount -t tracefs nodev $T
+guest_wait_for net "Connecting to host" 400 && sleep 4 && {{
+{HIST_ON}}} && sleep 6 && {{
+{HIST_OFF}}} > "$WORK/hist"
+echo @@HISTS; cat "$WORK/hist"; echo @@HISTS-END"""
+# SVM exit codes (AMD64 APM vol. 2, appendix C) of the exits a NIC's
+# traffic makes; others are shown by number.
+SVM_EXITS = {0x60: "INTR", 0x61: "NMI", 0x64: "VINTR", 0x6e: "RDTSC", 0x72: "CPUID",
+             0x77: "PAUSE", 0x78: "HLT", 0x7b: "IOIO", 0x7c: "MSR", 0x7f: "SHUTDOWN",
+             0x81: "VMMCALL", 0x400: "NPF", 0x401: "AVIC_INCOMPLETE_IPI",
+             0x402: "AVIC_NOACCEL"}
+# x2APIC and timer MSRs by index, for the MSR histogram.
+MSRS = {0x6e0: "TSC_DEADLINE", 0x80b: "x2APIC_EOI", 0x830: "x2APIC_ICR",
+        0x838: "x2APIC_TMICT", 0x832: "x2APIC_LVTT", 0x4b564d04: "KVM_PV_EOI_EN",
+        0x4b564d02: "KVM_STEAL_TIME", 0x4b564d01: "KVM_SYSTEM_TIME",
+        0x4b564d06: "KVM_POLL_CONTROL"}
+
+
+def fragment(name, vmm, device, direction, exits=False):
     binary, machine, device_opts = VMMS[vmm]
     reverse = " -R" if direction == "h->g" else ""
     # The guest's interrupt counts around the run: which vCPU takes the
@@ -73,7 +114,8 @@ def fragment(name, vmm, device, direction):
                            extra=[machine, "-name", "bench,debug-threads=on",
                                   *nic_args(MODELS[device], tap_netdev(),
                                             device_opts=device_opts)])
-    return kvmhost.Fragment(name, tap_script("net", 500, args, during=SNAPSHOT), binary,
+    during = EXITS_WINDOW if exits else SNAPSHOT
+    return kvmhost.Fragment(name, tap_script("net", 500, args, during=during), binary,
                             limit=600)
 
 
@@ -125,6 +167,45 @@ def interrupt_report(log):
     return "guest interrupts per vCPU: " + ", ".join(fired)
 
 
+def parse_histograms(text):
+    """{event: {key tuple: hits}} from the @@HIST sections of the window."""
+    hists = {}
+    for section in text.split("@@HIST ")[1:]:
+        event, _, body = section.partition("\n")
+        rows = hists.setdefault(event.strip(), {})
+        for line in body.splitlines():
+            found = re.match(r"\{(.*)\} hitcount:\s*(\d+)", line.strip())
+            if found:
+                key = tuple(int(v, 0) for v in re.findall(r":\s*(0x[0-9a-f]+|\d+)", found.group(1)))
+                rows[key] = int(found.group(2))
+    return hists
+
+
+def name_key(event, key):
+    if event == "kvm_exit":
+        return SVM_EXITS.get(key[0], hex(key[0]))
+    if event == "kvm_msr":
+        return f"{MSRS.get(key[0], hex(key[0]))} {'wr' if key[1] else 'rd'}"
+    if event in ("kvm_pio", "kvm_mmio"):
+        return f"{hex(key[0])}/{key[1]}" if event == "kvm_pio" else f"{key[0]}@{hex(key[1])}"
+    return " ".join(map(str, key))
+
+
+def exits_report(outcome):
+    found = re.search(r"@@HISTS\n(.*)@@HISTS-END", outcome.output, re.S)
+    guest = outcome.guests.get("net")
+    rate = iperf_rates(guest.log) if guest else []
+    head = f"{outcome.name}: {rate[0] if rate else 'no'} Mbit/s"
+    if not found or "@@HIST " not in found.group(1):
+        return f"{head}; no histograms"
+    lines = [head]
+    for event, rows in parse_histograms(found.group(1)).items():
+        top = sorted(rows.items(), key=lambda row: -row[1])[:10]
+        lines.append(f"    {event} {sum(rows.values())}: "
+                     + ", ".join(f"{name_key(event, key)} {hits}" for key, hits in top))
+    return "\n".join(lines) + "\n    " + interrupt_report(guest.log if guest else "")
+
+
 def report(outcome):
     found = re.search(r"@@SNAP-0\n(.*)@@SNAP-1\n(.*)@@SNAP-END", outcome.output, re.S)
     guest = outcome.guests.get("net")
@@ -156,17 +237,20 @@ def main():
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--vmms", default="ours-on,qemu",
                     help=f"comma-separated, alternating in each round: {', '.join(VMMS)}")
+    ap.add_argument("--exits", action="store_true",
+                    help="count L1 KVM's events by kind instead of CPU ticks")
     args = ap.parse_args()
     vmms = args.vmms.split(",")
     unknown = [v for v in vmms if v not in VMMS]
     if unknown:
         ap.error(f"unknown VMM {unknown[0]!r} (known: {', '.join(VMMS)})")
-    frags = [fragment(f"{r}{i}_{vmm}", vmm, args.device, args.direction)
+    frags = [fragment(f"{r}{i}_{vmm}", vmm, args.device, args.direction, args.exits)
              for r in range(args.rounds) for i, vmm in enumerate(vmms)]
     outcomes = kvmhost.run_batch(frags, logdir=REPO / "build/bench-logs/net_cpu")
-    print(f"{args.device}, {args.direction}, 2-vCPU guest in a 2-vCPU L1, 6 s of ticks:")
+    print(f"{args.device}, {args.direction}, 2-vCPU guest in a 2-vCPU L1, 6 s of "
+          + ("L1 KVM's events:" if args.exits else "ticks:"))
     for frag in frags:
-        print(report(outcomes[frag.name]))
+        print((exits_report if args.exits else report)(outcomes[frag.name]))
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ and the kernel's ksoftirqd/kworker threads. The report gives, per VMM, the
 clock ticks of those 6 s (L1 counts 100 per CPU-second): L1 idle, the L2
 guest running, each VMM thread (with its user-space share), the others,
 and the guest's interrupts per vCPU over the whole run. With --exits it
-also counts, over the same 6 s, L1 KVM's events for the guest by kind
+counts instead, over the same 6 s, L1 KVM's events for the guest by kind
 (tracefs histograms: exits of L2 by SVM exit code, MSR accesses by index,
 port and MMIO accesses, injected vectors, exits to user space), so that
 two VMMs can be compared exit for exit. The --vmms configurations
@@ -168,10 +168,14 @@ def interrupt_report(log):
 
 
 def parse_histograms(text):
-    """{event: {key tuple: hits}} from the @@HIST sections of the window."""
+    """{event: {key tuple: hits}} from the @@HIST sections of the window;
+    None for an event whose trigger L1 refused (a key it does not have)."""
     hists = {}
     for section in text.split("@@HIST ")[1:]:
         event, _, body = section.partition("\n")
+        if "[active]" not in body:
+            hists[event.strip()] = None
+            continue
         rows = hists.setdefault(event.strip(), {})
         for line in body.splitlines():
             found = re.match(r"\{(.*)\} hitcount:\s*(\d+)", line.strip())
@@ -186,8 +190,10 @@ def name_key(event, key):
         return SVM_EXITS.get(key[0], hex(key[0]))
     if event == "kvm_msr":
         return f"{MSRS.get(key[0], hex(key[0]))} {'wr' if key[1] else 'rd'}"
-    if event in ("kvm_pio", "kvm_mmio"):
-        return f"{hex(key[0])}/{key[1]}" if event == "kvm_pio" else f"{key[0]}@{hex(key[1])}"
+    if event == "kvm_pio":       # port/rw, 1 a write
+        return f"{hex(key[0])}/{key[1]}"
+    if event == "kvm_mmio":      # type@gpa, 2 a write
+        return f"{key[0]}@{hex(key[1])}"
     return " ".join(map(str, key))
 
 
@@ -200,6 +206,9 @@ def exits_report(outcome):
         return f"{head}; no histograms"
     lines = [head]
     for event, rows in parse_histograms(found.group(1)).items():
+        if rows is None:
+            lines.append(f"    {event}: not counted (L1 refused the trigger)")
+            continue
         top = sorted(rows.items(), key=lambda row: -row[1])[:10]
         lines.append(f"    {event} {sum(rows.values())}: "
                      + ", ".join(f"{name_key(event, key)} {hits}" for key, hits in top))

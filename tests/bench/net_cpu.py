@@ -176,7 +176,7 @@ def parse_histograms(text):
         if "[active]" not in body:
             hists[event.strip()] = None
             continue
-        rows = hists.setdefault(event.strip(), {})
+        rows = hists[event.strip()] = {}
         for line in body.splitlines():
             found = re.match(r"\{(.*)\} hitcount:\s*(\d+)", line.strip())
             if found:
@@ -197,11 +197,17 @@ def name_key(event, key):
     return " ".join(map(str, key))
 
 
-def exits_report(outcome):
-    found = re.search(r"@@HISTS\n(.*)@@HISTS-END", outcome.output, re.S)
+def guest_and_rate(outcome):
+    """The guest's outcome (None if it never ran) and its iperf3 Mbit/s text."""
     guest = outcome.guests.get("net")
     rate = iperf_rates(guest.log) if guest else []
-    head = f"{outcome.name}: {rate[0] if rate else 'no'} Mbit/s"
+    return guest, f"{rate[0] if rate else 'no'} Mbit/s"
+
+
+def exits_report(outcome):
+    found = re.search(r"@@HISTS\n(.*)@@HISTS-END", outcome.output, re.S)
+    guest, rate = guest_and_rate(outcome)
+    head = f"{outcome.name}: {rate}"
     if not found or "@@HIST " not in found.group(1):
         return f"{head}; no histograms"
     lines = [head]
@@ -217,13 +223,12 @@ def exits_report(outcome):
 
 def report(outcome):
     found = re.search(r"@@SNAP-0\n(.*)@@SNAP-1\n(.*)@@SNAP-END", outcome.output, re.S)
-    guest = outcome.guests.get("net")
-    rate = iperf_rates(guest.log) if guest else []
+    guest, rate = guest_and_rate(outcome)
     if not found:
-        return f"{outcome.name}: no snapshots (Mbit/s {rate})"
+        return f"{outcome.name}: no snapshots ({rate})"
     if not found.group(1).startswith("cpu ") or not found.group(2).startswith("cpu "):
         # "cat: can't open": the VMM was gone (the guest reset, L1 died).
-        return f"{outcome.name}: a snapshot found no VMM (Mbit/s {rate})"
+        return f"{outcome.name}: a snapshot found no VMM ({rate})"
     before, after = parse_snapshot(found.group(1)), parse_snapshot(found.group(2))
     cpu = dict(zip(CPU_FIELDS, (b - a for a, b in zip(before["cpu"], after["cpu"]))))
     threads = []
@@ -232,7 +237,7 @@ def report(outcome):
             user, system = (a - b for a, b in zip(after[name], before.get(name, (0, 0))))
             threads.append((user + system, user, name))
     threads.sort(reverse=True)
-    return (f"{outcome.name}: {rate[0] if rate else 'no'} Mbit/s; ticks: idle {cpu['idle']}, "
+    return (f"{outcome.name}: {rate}; ticks: idle {cpu['idle']}, "
             f"guest {cpu['guest']}, user {cpu['user']} (guest included), system "
             f"{cpu['system']}, softirq {cpu['softirq']}\n    "
             + ", ".join(f"{name} {n} ({user} user)" for n, user, name in threads if n > 0)

@@ -26,6 +26,7 @@ from vmm_process import require_local_kvm, skip_if_stopped_at_kvm
 REFERENCE = shutil.which("qemu-system-x86_64", path="/usr/bin")
 COLUMNS = ["ours"] + (["reference"] if REFERENCE else [])
 HUGE = 5 * 1024 * 1024
+TIMEOUT = 30.0          # seconds: a connection's wait for any one reply
 
 
 # Debian's QEMU 7.2 reads its monitor one byte per main-loop iteration,
@@ -35,7 +36,7 @@ SECONDS_PER_BYTE = 20e-6
 
 
 def allow_time_for(qmp, size):
-    qmp.sock.settimeout(max(30.0, size * SECONDS_PER_BYTE))
+    qmp.sock.settimeout(max(TIMEOUT, size * SECONDS_PER_BYTE))
 
 
 def free_port():
@@ -48,7 +49,7 @@ class RawQMP:
     """A connection that sends bytes as given and reads JSON values as they
     come (compact or pretty), keeping the raw text for shape checks."""
 
-    def __init__(self, address, timeout=30.0):
+    def __init__(self, address, timeout=TIMEOUT):
         family = socket.AF_UNIX if isinstance(address, str) else socket.AF_INET
         deadline = time.monotonic() + timeout
         while True:

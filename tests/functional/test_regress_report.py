@@ -75,15 +75,20 @@ def test_plan_alternates_configurations_inside_each_round():
 
 def test_l1_vcpus_default_to_the_guests_and_follow_the_option(monkeypatch, tmp_path):
     seen = []
-    monkeypatch.setattr(matrix.kvmhost, "run_batch",
-                        lambda frags, **_: seen.append(matrix.os.environ["BENCH_L1_SMP"]) or {})
+    monkeypatch.setattr(matrix.kvmhost, "run_batch", lambda frags, **_: seen.append(
+        (matrix.os.environ["BENCH_L1_SMP"], matrix.os.environ["VMM_TEST_L1_PARALLEL"])) or {})
     monkeypatch.setattr(matrix.os, "cpu_count", lambda: 2)
     monkeypatch.delenv("BENCH_L1_SMP", raising=False)
+    monkeypatch.setenv("VMM_TEST_L1_PARALLEL", "2")
     workload = type("Workload", (), {"files": {}, "fragment": lambda self, run: run})()
     runs = matrix.plan(1, ["net"], [1, 2], ["ours-on"])
     matrix.execute(workload, runs, tmp_path)
     matrix.execute(workload, runs, tmp_path, l1_vcpus=1)
-    assert seen == ["1", "2", "1", "1"]
+    # One L1 at a time for a measurement, then the caller's settings again:
+    # the test suite runs its own batches two L1 hosts at once afterwards.
+    assert seen == [("1", "1"), ("2", "1"), ("1", "1"), ("1", "1")]
+    assert "BENCH_L1_SMP" not in matrix.os.environ
+    assert matrix.os.environ["VMM_TEST_L1_PARALLEL"] == "2"
 
 
 def test_progress_line_counts_runs_and_estimates_time_left(tmp_path):

@@ -16,6 +16,7 @@ and the next batch starts anew. A run that still gives no result is a
 recorded failure, never the end of the script.
 """
 
+import contextlib
 import dataclasses
 import os
 import re
@@ -164,13 +165,30 @@ def execute(workload, runs, logdir, l1_vcpus=None):
     A nested L1 gets l1_vcpus, or by default as many as the batch's guests
     have (up to the host's cores)."""
     mode = kvmhost.host_mode()
-    os.environ["VMM_TEST_L1_PARALLEL"] = "1"
     cores = os.cpu_count() or 1
     outcomes = {}
     with Progress(logdir, len(runs)):
         for group in batches(runs):
-            os.environ["BENCH_L1_SMP"] = str(l1_vcpus or min(group[0].vcpus, cores))
             frags = [workload.fragment(run) for run in group]
-            got = kvmhost.run_batch(frags, mode=mode, logdir=logdir, files=workload.files)
+            with bench_environment(VMM_TEST_L1_PARALLEL="1",
+                                   BENCH_L1_SMP=str(l1_vcpus or min(group[0].vcpus, cores))):
+                got = kvmhost.run_batch(frags, mode=mode, logdir=logdir, files=workload.files)
             outcomes.update({run: got.get(run.name) for run in group})
     return outcomes
+
+
+@contextlib.contextmanager
+def bench_environment(**values):
+    """The harness reads how many L1 hosts to run and their vCPUs from the
+    environment; set them for one batch and put back what was there, so a
+    caller in the same process (the test suite) keeps its own settings."""
+    saved = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value

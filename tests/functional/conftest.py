@@ -2,6 +2,7 @@
 report of every bench retry and lost L1 at the end of the session, and no
 bench L1 left running after it, however it ends."""
 
+import os
 import shutil
 import subprocess
 import sys
@@ -15,6 +16,22 @@ import kvmhost  # noqa: E402
 from kvmhost import l1  # noqa: E402
 
 l1.end_all_on_exit()
+
+
+# How the harness runs every later batch (kvmhost, scripts/run-in-l1.sh).
+HARNESS_SETTINGS = ("VMM_TEST_HOST", "VMM_TEST_L1_PARALLEL", "VMM_TEST_NET", "BENCH_L1_SMP",
+                    "BENCH_L1_ACCEL", "BENCH_L1_CPU", "BENCH_L1_APPEND", "BENCH_OUTER_QEMU")
+
+
+@pytest.fixture(autouse=True)
+def harness_settings_unchanged():
+    """A test that changes the harness's settings in this process and leaves
+    them changed would silently reshape every batch after it (one L1 instead
+    of two cost six minutes once): it fails instead."""
+    before = {name: os.environ.get(name) for name in HARNESS_SETTINGS}
+    yield
+    after = {name: os.environ.get(name) for name in HARNESS_SETTINGS}
+    assert after == before, "the test left the harness's environment changed"
 
 
 def pytest_sessionfinish():

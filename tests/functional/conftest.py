@@ -45,6 +45,13 @@ def pytest_terminal_summary(terminalreporter):
             terminalreporter.write_line(f"L1 {log}: {why}")
             for line in evidence.splitlines()[-8:]:
                 terminalreporter.write_line(f"    {line}")
+    if kvmhost.GROUP_TIMES:
+        terminalreporter.section("bench groups by wall time (L1 boot included), fragments' seconds")
+        for log, wall, fragments in sorted(kvmhost.GROUP_TIMES, key=lambda g: -g[1]):
+            spent = ", ".join(f"{name} {'?' if secs is None else secs}"
+                              for name, secs in sorted(fragments.items(),
+                                                       key=lambda f: -(f[1] or 0)))
+            terminalreporter.write_line(f"{wall:6.0f} s  {log}: {spent}")
     if kvmhost.RETRIES:
         terminalreporter.section("bench retries (each ran once more; second result final)")
         for name, reason in kvmhost.RETRIES:

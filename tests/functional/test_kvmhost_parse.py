@@ -12,7 +12,7 @@ KIT-READY
 KIT-EXIT=3
 
 @@GUEST-END g1 rc=7
-@@TEST-END alpha rc=0
+@@TEST-END alpha rc=0 secs=42
 @@TEST-BEGIN beta
 @@GUEST-BEGIN hung
 KIT-READY
@@ -33,6 +33,8 @@ def test_parse_complete_and_open_fragments():
     assert "4\n" in g1.log          # carriage returns are dropped
     assert out["beta"].guest("hung").killed
     assert out["gamma"].rc is None and "half a line" in out["gamma"].output
+    # Its run time, when the host printed one.
+    assert [out[n].seconds for n in ("alpha", "beta", "gamma")] == [42, None, None]
 
 
 def test_expect_guest_reports_console_on_failure():

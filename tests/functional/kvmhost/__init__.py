@@ -33,6 +33,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 from . import l1
@@ -46,6 +47,9 @@ SCRIPTS = REPO / "scripts"
 RETRIES = []
 # Every L1 that did not finish its batch, as (log name, why, its console's end).
 L1_LOSSES = []
+# Every group of fragments run, as (log name, wall seconds, {fragment: its
+# seconds on the host, or None}): where the suite's time goes.
+GROUP_TIMES = []
 
 
 def host_mode():
@@ -205,8 +209,13 @@ def split_batch(fragments, count):
 
 
 def _run_group(runner, fragments, log_prefix, files):
+    start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="vmm-batch.") as tmp:
-        return runner(fragments, Path(tmp), log_prefix, files)
+        outcomes = runner(fragments, Path(tmp), log_prefix, files)
+    GROUP_TIMES.append((log_prefix.name, time.monotonic() - start,
+                        {f.name: getattr(outcomes.get(f.name), "seconds", None)
+                         for f in fragments}))
+    return outcomes
 
 
 def run_batch(fragments, mode=None, logdir=None, files=None):

@@ -8,7 +8,7 @@
 # output on stdout:
 #   @@TEST-BEGIN NAME
 #   ... fragment output, with guest consoles framed by @@GUEST-BEGIN/END ...
-#   @@TEST-END NAME rc=N
+#   @@TEST-END NAME rc=N secs=S   (S: its run time, whole seconds)
 # The Python side (kvmhost.py) parses this; keep the two in step.
 #
 # Inside a fragment: $VMM, $KIT (the L2 kit: bzImage, vmlinux, initrd.cpio),
@@ -199,6 +199,7 @@ bench_run_all() {
         WORK=${BENCH_WORK:-/tmp/bench}/$_test
         rm -rf "$WORK"; mkdir -p "$WORK"
         echo "@@TEST-BEGIN $_test"
+        _start=$(uptime_s)
         (
             . "$1/$_test.env"
             export VMM KIT WORK BENCH_HOSTLIB="$_lib"
@@ -214,7 +215,7 @@ bench_run_all() {
             _rc=$?
             # A fragment killed at its limit could not remove its namespace.
             [ ! -f "$WORK/.netns" ] || netns_remove "$(cat "$WORK/.netns")"
-            echo "@@TEST-END $_test rc=$_rc"
+            echo "@@TEST-END $_test rc=$_rc secs=$(($(uptime_s) - _start))"
         )
     done
 }

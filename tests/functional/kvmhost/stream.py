@@ -14,14 +14,14 @@ The framing (tests/functional/kvmhost/hostlib.sh):
     @@GUEST-BEGIN GUEST
     ... the guest's console ...
     @@GUEST-END GUEST rc=N [killed=WHY]
-    @@TEST-END NAME rc=N
+    @@TEST-END NAME rc=N secs=S
 """
 
 import dataclasses
 import re
 
 _TEST_BEGIN = re.compile(r"@@TEST-BEGIN (\S+)$")
-_TEST_END = re.compile(r"@@TEST-END (\S+) rc=(\d+)$")
+_TEST_END = re.compile(r"@@TEST-END (\S+) rc=(\d+)(?: secs=(\d+))?$")
 _GUEST_BEGIN = re.compile(r"@@GUEST-BEGIN (\S+)$")
 _GUEST_END = re.compile(r"@@GUEST-END (\S+) rc=(\d+)(?: killed=(\S+))?$")
 
@@ -49,6 +49,7 @@ class Outcome:
     output: str             # everything the fragment printed
     guests: dict
     retried: str | None = None
+    seconds: int | None = None  # how long it ran on its host, when that came back
 
     def guest(self, name):
         if name not in self.guests:
@@ -107,7 +108,7 @@ class BatchStream:
         elif (m := _TEST_END.match(line)) and self._fragment and m.group(1) == self._fragment.name:
             if self._guest:
                 self._end_guest(None, None)
-            self._end_fragment(int(m.group(2)))
+            self._end_fragment(int(m.group(2)), m.group(3) and int(m.group(3)))
             self.events += 1
         elif not self._fragment:
             pass                        # noise between fragments
@@ -130,10 +131,10 @@ class BatchStream:
                                          bool(killed))
         self._guest = None
 
-    def _end_fragment(self, rc):
+    def _end_fragment(self, rc, seconds=None):
         frag = self._fragment
         self.outcomes[frag.name] = Outcome(frag.name, rc, "\n".join(frag.lines) + "\n",
-                                           self._guests)
+                                           self._guests, seconds=seconds)
         self._fragment, self._guests = None, {}
 
 

@@ -28,6 +28,10 @@
 #   --monitor SOCK  with --tests: the outer QEMU's QMP monitor on the unix
 #                   socket SOCK (the harness asks it for L1's CPU state when
 #                   it gives up a hung L1)
+#   --kit DIR       the guest kit directory, as build-guest-kit.sh
+#                   --print-dir gave it: a caller that boots many L1 hosts
+#                   checks the kit once (the check takes about 3 s) and
+#                   passes it; without it each boot checks, building if needed
 #
 # In batch mode the framed output travels on L1's second serial port, apart
 # from L1's kernel console: kernel messages never split a line of it.
@@ -46,7 +50,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 repo=$(dirname "$here")
 source "$here/lib/kit.sh"
 
-vmms=() tests= run= limit=900 smp=${BENCH_L1_SMP:-1} mem=4G log= data= tag=$$ monitor=
+vmms=() tests= run= limit=900 smp=${BENCH_L1_SMP:-1} mem=4G log= data= tag=$$ monitor= kit=
 while [ $# -gt 0 ]; do
     case "$1" in
     --vmm) vmms+=("$2"); shift 2 ;;
@@ -59,6 +63,7 @@ while [ $# -gt 0 ]; do
     --data) data=$2; shift 2 ;;
     --tag) tag=$2; shift 2 ;;
     --monitor) monitor=$2; shift 2 ;;
+    --kit) kit=$2; shift 2 ;;
     *) kit_die "unknown option $1 (see the header of $0)" ;;
     esac
 done
@@ -66,7 +71,8 @@ done
 OUTER=${BENCH_OUTER_QEMU:-qemu-system-x86_64}
 command -v "$OUTER" >/dev/null || kit_die "$OUTER not found: apt-get install qemu-system-x86"
 
-kit=$("$here/build-guest-kit.sh" --print-dir)
+[ -n "$kit" ] || kit=$("$here/build-guest-kit.sh" --print-dir)
+[ -r "$kit/l1/base.cpio" ] || kit_die "$kit holds no L1 kit (scripts/build-guest-kit.sh builds it)"
 work=$(kit_workdir vmm-l1)
 trap 'rm -rf "$work"' EXIT
 payload=$work/payload

@@ -37,7 +37,7 @@ def test_soft_lockup_gives_up_l1_at_once_and_leaves_no_outer_qemu(tmp_path):
     limits = write_batch(tmp_path / "batch", FAKE_LOCKUP, limit=600)
     started = time.monotonic()
     run = l1.run(tmp_path / "batch", limits, tmp_path / "l1", {"true": "/bin/true"},
-                 limit=900)
+                 limit=900, kit=kvmhost.kit_dir())
     took = time.monotonic() - started
     assert "soft lockup - CPU#1 stuck" in run.fate, run
     assert "bench-test" in run.evidence

@@ -26,6 +26,7 @@ that ends wrongly (panic, wrong output, wrong status) is never retried.
 """
 
 import dataclasses
+import functools
 import os
 import re
 import shlex
@@ -80,8 +81,10 @@ def tiny_guest_mode():
     return "direct" if local_kvm() else "nested"
 
 
+@functools.cache
 def kit_dir():
-    """The guest kit directory, built (or found up to date) on first use."""
+    """The guest kit directory, built (or found up to date) on first use;
+    every later batch of the session uses it as it is."""
     out = subprocess.run([str(SCRIPTS / "build-guest-kit.sh"), "--print-dir"],
                          check=True, stdout=subprocess.PIPE, text=True)
     return Path(out.stdout.strip().splitlines()[-1])
@@ -119,7 +122,7 @@ def _run_nested(fragments, workdir, log_prefix, files):
     vmms = {name: vmm for vmm, name in names.items()}
     vmms.update(files)
     run = l1.run(batch, {f.name: f.limit for f in fragments}, log_prefix, vmms,
-                 limit=120 + sum(f.limit for f in fragments))
+                 limit=120 + sum(f.limit for f in fragments), kit=kit_dir())
     if run.fate != "done":
         L1_LOSSES.append((log_prefix.name, run.fate, run.evidence))
     return run.outcomes

@@ -104,16 +104,17 @@ class _Tail:
         return chunk.decode(errors="replace")
 
 
-def run(batch_dir, limits, log_prefix, vmms, limit):
+def run(batch_dir, limits, log_prefix, vmms, limit, kit):
     """Boot L1 on the fragments in batch_dir ({name: limit} in limits);
-    vmms is {name in /bench/bin: host path}. Logs go to log_prefix.console.log
-    and log_prefix.data.log."""
+    vmms is {name in /bench/bin: host path}; kit is the guest kit directory,
+    already checked. Logs go to log_prefix.console.log and
+    log_prefix.data.log."""
     console_log = Path(f"{log_prefix}.console.log")
     data_log = Path(f"{log_prefix}.data.log")
     monitor = Path(batch_dir).parent / "l1-monitor.sock"
     cmd = [str(SCRIPTS / "run-in-l1.sh"), "--tests", str(batch_dir), "--limit", str(limit),
            "--log", str(console_log), "--data", str(data_log), "--tag", TAG,
-           "--monitor", str(monitor)]
+           "--monitor", str(monitor), "--kit", str(kit)]
     for name, path in vmms.items():
         cmd += ["--vmm", f"{name}={path}"]
     for stale in (console_log, data_log):

@@ -13,6 +13,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 import kvmhost  # noqa: E402
+import session_batch  # noqa: E402
 from kvmhost import l1  # noqa: E402
 
 l1.end_all_on_exit()
@@ -32,6 +33,32 @@ def harness_settings_unchanged():
     yield
     after = {name: os.environ.get(name) for name in HARNESS_SETTINGS}
     assert after == before, "the test left the harness's environment changed"
+
+
+# The modules taking part in the session's one bench batch, and the ids of
+# their selected tests: set once the session's tests are chosen.
+SELECTED = {}
+
+
+def pytest_collection_finish(session):
+    SELECTED["modules"] = session_batch.bench_modules(session.items)
+    SELECTED["ids"] = session_batch.selected_ids(session.items)
+
+
+@pytest.fixture(scope="session")
+def bench_runs(our_vmm, tmp_path_factory):
+    """Every selected bench module's fragments, run in one batch
+    (session_batch.py); each module reads them as its runs fixture."""
+    return session_batch.run(SELECTED["modules"], session_batch.Session(
+        our_vmm, tmp_path_factory, SELECTED["ids"]))
+
+
+@pytest.fixture(scope="module")
+def runs(request, bench_runs):
+    """{fragment name: Outcome} for a module with a bench_batch, from the
+    session's one batch. A module whose guests run another way (tiny guests
+    on the local /dev/kvm) defines its own runs."""
+    return bench_runs.of(request.module)
 
 
 def pytest_sessionfinish():

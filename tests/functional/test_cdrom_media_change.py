@@ -9,11 +9,12 @@ is there, and prints it with the new size sr found. Ours needs the QMP
 server (branch qmp-server) for its column; run `-k reference` until then.
 """
 
+import functools
 import shutil
-import subprocess
 
 import pytest
 
+import iso_image
 import kvmhost
 from kvmhost import Fragment, expect_guest, l2_args
 
@@ -50,27 +51,23 @@ def qmp_script(port):
             "done\n")
 
 
+@functools.cache
+def discs(basetemp):
+    """The two discs, made once for the session's batch and the tests."""
+    return {name: iso_image.make(basetemp / "cdrom-discs", name, {
+                "name.txt": f"{name}\n".encode(), "pad.bin": b"\x5a" * pad_kib * 1024})
+            for name, pad_kib in (("one", 64), ("two", 1024))}
+
+
 @pytest.fixture(scope="module")
 def isos(tmp_path_factory):
-    genisoimage = shutil.which("genisoimage") or shutil.which("mkisofs")
-    if not genisoimage:
-        pytest.skip("genisoimage is not installed (apt-get install genisoimage)")
-    made = {}
-    for name, pad_kib in (("one", 64), ("two", 1024)):
-        tree = tmp_path_factory.mktemp(f"tree-{name}")
-        (tree / "name.txt").write_text(name + "\n")
-        (tree / "pad.bin").write_bytes(b"\x5a" * pad_kib * 1024)
-        image = tmp_path_factory.mktemp(f"iso-{name}") / f"{name}.iso"
-        subprocess.run([genisoimage, "-quiet", "-r", "-J", "-o", str(image), str(tree)],
-                       check=True)
-        made[name] = image
-    return made
+    return discs(tmp_path_factory.getbasetemp())
 
 
-@pytest.fixture(scope="module")
-def runs(our_vmm, isos):
+def bench_batch(session):
+    isos = discs(session.tmp_path_factory.getbasetemp())
     frags = []
-    for kind, vmm in (("ours", our_vmm), ("reference", REFERENCE)):
+    for kind, vmm in (("ours", session.our_vmm), ("reference", REFERENCE)):
         if not vmm:
             continue
         args = l2_args(GUEST, smp=1, extra=["-cdrom", '"$BENCH_FILES/one.iso"', "-qmp",
@@ -79,8 +76,7 @@ def runs(our_vmm, isos):
                   f"if guest_wait_for cd CD-ONE-DONE 180; then\n{qmp_script(PORTS[kind])}fi\n"
                   f"guest_wait cd\n")
         frags.append(Fragment(f"{kind}_change", script, vmm, limit=300))
-    return kvmhost.run_batch(frags, files={"one.iso": str(isos["one"]),
-                                           "two.iso": str(isos["two"])})
+    return frags, {"one.iso": str(isos["one"]), "two.iso": str(isos["two"])}
 
 
 @pytest.mark.parametrize("kind", ["ours", "reference"])

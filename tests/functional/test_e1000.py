@@ -40,13 +40,13 @@ def probe(name, vmm, *, lock, dev_opts=""):
     return Fragment(name, f"guest_run nic 150 {args}", vmm, limit=180)
 
 
-@pytest.fixture(scope="module")
-def runs(our_vmm):
-    return kvmhost.run_batch([
+def bench_batch(session):
+    our_vmm = session.our_vmm
+    return [
         probe("e1000_on", our_vmm, lock="on"),
         probe("e1000_off_plain", our_vmm, lock="off",
               dev_opts=",x-coalesced-mmio=off,x-tx-defer=off"),
-    ])
+    ], {}
 
 
 @pytest.mark.parametrize("name", ["e1000_on", "e1000_off_plain"])

@@ -8,7 +8,6 @@ import re
 
 import pytest
 
-import kvmhost
 from kvmhost import Fragment, expect_guest, l2_args
 from kvmhost.output import line_value
 
@@ -63,8 +62,8 @@ def boot(name, vmm, *, smp, lock, command=REPORT, append="", limit=180, no_reboo
     return Fragment(name, f"guest_run boot {limit} {args}", vmm, limit=limit + 30)
 
 
-@pytest.fixture(scope="module")
-def runs(our_vmm):
+def bench_batch(session):
+    our_vmm = session.our_vmm
     frags = [
         boot("smp1_on", our_vmm, smp=1, lock="on"),
         boot("smp2_on", our_vmm, smp=2, lock="on"),
@@ -86,7 +85,7 @@ def runs(our_vmm):
         page_sizes("thp_on", our_vmm, thp="on"),
         page_sizes("thp_off", our_vmm, thp="off"),
     ]
-    return kvmhost.run_batch(frags)
+    return frags, {}
 
 
 @pytest.mark.parametrize("name,smp", [("smp1_on", 1), ("smp2_on", 2), ("smp4_on", 4),

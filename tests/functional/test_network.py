@@ -267,11 +267,9 @@ def all_cases():
     return [("ours", c) for c in OURS_CASES] + [("qemu", c) for c in qemu_cases()]
 
 
-@pytest.fixture(scope="module")
-def runs(request):
+def bench_batch(session):
     # Only the fragments of the tests selected (-k): each costs an L2 boot.
-    selected = {item.callspec.id for item in request.session.items
-                if item.module is request.module and hasattr(item, "callspec")}
+    selected = session.selected_ids(__name__)
     frags = [BUILDERS[case.kind](case, who, OURS if who == "ours" else REFERENCE)
              for who, case in all_cases()
              if case.name(who) in selected and skip_reason(who, case) is None]
@@ -281,9 +279,7 @@ def runs(request):
                               '"$BENCH_FILES/test-vhost-kernel"; echo "unit-status=$?"',
                               OURS, limit=120, up_marker=None))
         files["test-vhost-kernel"] = str(VHOST_KERNEL_TEST)
-    if not frags:
-        return {}
-    return kvmhost.run_batch(frags, files=files)
+    return frags, files
 
 
 def _params(kind):

@@ -10,7 +10,6 @@ import re
 
 import pytest
 
-import kvmhost
 from kvmhost import Fragment, expect_guest, l2_args
 
 # pdl-pcitest sends MSI on vector 0xd1, MSI-X on 0xd2 and the MSI-X vector
@@ -68,8 +67,8 @@ def timed_pm_clock(vmm):
     return Fragment("acpi_pm_clock", script, vmm, limit=330)
 
 
-@pytest.fixture(scope="module")
-def runs(our_vmm):
+def bench_batch(session):
+    our_vmm = session.our_vmm
     frags = [
         linux("platform", our_vmm, PLATFORM_REPORT,
               extra=["-device pdl-testdev",
@@ -83,7 +82,7 @@ def runs(our_vmm):
         linux("suspend", our_vmm, SUSPEND_AND_WAKE, limit=300),
         timed_pm_clock(our_vmm),
     ]
-    return kvmhost.run_batch(frags)
+    return frags, {}
 
 
 def platform_guest(runs):

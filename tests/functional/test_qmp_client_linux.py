@@ -43,7 +43,6 @@ def scenario(steps):
             "connect_timeout_ms": 60000, "step_timeout_ms": 90000}
 
 
-@pytest.fixture(scope="module")
 def client_files(tmp_path_factory):
     """{bench file name: host path}: node and the client with its scenarios."""
     node = shutil.which("node")
@@ -89,11 +88,10 @@ def fragment(kind, vmm):
     return Fragment(f"{kind}_npm_linux", script, vmm, limit=540)
 
 
-@pytest.fixture(scope="module")
-def runs(our_vmm, client_files):
-    frags = [fragment(kind, vmm) for kind, vmm in (("ours", our_vmm), ("reference", REFERENCE))
-             if vmm]
-    return kvmhost.run_batch(frags, files=client_files)
+def bench_batch(session):
+    frags = [fragment(kind, vmm) for kind, vmm in (("ours", session.our_vmm),
+                                                    ("reference", REFERENCE)) if vmm]
+    return frags, client_files(session.tmp_path_factory)
 
 
 def report(output, name):

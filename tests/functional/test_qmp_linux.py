@@ -118,8 +118,8 @@ qmp_do p2 system_powerdown
 """ + qmp_session_end("p")
 
 
-@pytest.fixture(scope="module")
-def runs(our_vmm):
+def bench_batch(session):
+    our_vmm = session.our_vmm
     frags = []
     for kind, vmm in (("ours", our_vmm), ("reference", REFERENCE)):
         if not vmm:
@@ -138,7 +138,7 @@ def runs(our_vmm):
                   f"{powerdown_script(PORTS[kind] + 10)}fi\n"
                   "guest_wait p\n")
         frags.append(Fragment(f"{kind}_powerdown_linux", script, vmm, limit=360))
-    return kvmhost.run_batch(frags)
+    return frags, {}
 
 
 @pytest.mark.parametrize("kind", ["ours", "reference"])

@@ -204,9 +204,7 @@ def image(name):
     return f'truncate -s {DISK_MB}M "$WORK/{name}.raw"\n'
 
 
-RAM_DISK = (f'[ -b /dev/ram0 ] || insmod "$(grep "/brd\\.ko$" /etc/modules.load)" '
-            f'rd_nr=1 rd_size={DISK_MB * 1024} 2>/dev/null || modprobe brd rd_nr=1 '
-            f'rd_size={DISK_MB * 1024}\n')
+RAM_DISK = 'ram_disk 0 || exit 1\n'
 
 # Under strace (-ff: a file per thread), every call of each thread kind
 # after its filter went in, summed in L1 (busybox awk) as
@@ -283,14 +281,13 @@ def fragments(vmm):
     ]
 
 
-@pytest.fixture(scope="module")
-def bench(our_vmm):
-    return kvmhost.run_batch(fragments(str(our_vmm)))
+def bench_batch(session):
+    return fragments(session.our_vmm), {}
 
 
 @pytest.mark.parametrize("name", ["sandbox_virtio", "sandbox_legacy", "sandbox_strace"])
-def test_linux_disk_and_network_traffic_under_the_sandbox(bench, name):
-    outcome = bench[name]
+def test_linux_disk_and_network_traffic_under_the_sandbox(runs, name):
+    outcome = runs[name]
     guest = expect_guest(outcome, name, exit_status=0, contains=[r"^sandbox-done$"])
     assert not FORBIDDEN.search(guest.log), guest.log
     nics = {"sandbox_virtio": ["virtio_net"], "sandbox_legacy": ["e1000"],
@@ -303,11 +300,11 @@ def test_linux_disk_and_network_traffic_under_the_sandbox(bench, name):
         assert re.search(rf"^disk-{disk}-ok$", guest.log, re.M), guest.log
 
 
-def test_every_call_traced_under_linux_is_on_its_threads_list(bench):
+def test_every_call_traced_under_linux_is_on_its_threads_list(runs):
     """The strace of the whole boot, by thread kind, against the lists: a
     call the sandbox lacks would have killed the guest above; this names
     them all at once, and shows the lists are what the VMM uses."""
-    outcome = bench["sandbox_strace"]
+    outcome = runs["sandbox_strace"]
     traced = collections.defaultdict(collections.Counter)
     for kind, call, count in re.findall(r"^sandbox-trace (\w+) (\w+) (\d+)$", outcome.output,
                                         re.M):

@@ -2,6 +2,7 @@
 tiny guests, ThreadSanitizer over the unit suites and an SMP Linux guest
 with serial output flowing from both vCPUs under per-device locking."""
 
+import functools
 import subprocess
 
 import pytest
@@ -13,6 +14,7 @@ SANITIZER_REPORTS = ("ERROR: AddressSanitizer", "runtime error:", "WARNING: Thre
                      "ERROR: LeakSanitizer")
 
 
+@functools.cache
 def build(kind):
     builddir = REPO / f"build-{kind}"
     if not (builddir / "build.ninja").exists():
@@ -78,13 +80,17 @@ BOTH_CPUS = ("for c in 0 1; do taskset -c $c sh -c "
              "'for i in $(seq 300); do echo from-cpu$1-line-$i; done' sh $c & done; wait; exit 0")
 
 
-def test_tsan_smp_linux_guest_with_serial_from_both_vcpus(tsan_build):
-    vmm = str(tsan_build / "qemu-system-x86_64")
+def bench_batch(session):
+    """The TSan build's SMP Linux guest, in the session's bench batch."""
+    vmm = str(build("thread") / "qemu-system-x86_64")
     args = l2_args(BOTH_CPUS, smp=2, extra=["-machine pc,device-lock=on"],
                    append="kit.halt=reboot")
-    frag = Fragment("tsan_smp", f"export TSAN_OPTIONS='halt_on_error=0 exitcode=66'\n"
-                                f"guest_run boot 400 {args}", vmm, limit=450)
-    outcome = kvmhost.run_batch([frag])["tsan_smp"]
+    return [Fragment("tsan_smp", f"export TSAN_OPTIONS='halt_on_error=0 exitcode=66'\n"
+                                 f"guest_run boot 400 {args}", vmm, limit=450)], {}
+
+
+def test_tsan_smp_linux_guest_with_serial_from_both_vcpus(runs):
+    outcome = runs["tsan_smp"]
     guest = kvmhost.expect_guest(outcome, "boot", exit_status=0, vmm_status=1,
                                  contains=["^from-cpu0-line-300$", "^from-cpu1-line-300$"])
     assert not any(r in guest.log for r in SANITIZER_REPORTS), guest.log

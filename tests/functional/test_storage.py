@@ -8,14 +8,14 @@ is used at least once, and both lock modes carry disk load.
 """
 
 import hashlib
+import functools
 import os
 import re
-import shutil
-import subprocess
 
 import pytest
 
 import full_disk
+import iso_image
 import kvmhost
 from kvmhost import Fragment, expect_guest, l2_args
 from kvmhost.output import line_value
@@ -71,16 +71,13 @@ def drive(cache, aio):
 
 
 # The image: a file in L1's tmpfs, or (for O_DIRECT, which tmpfs lacks
-# before Linux 6.6) a RAM disk of brd, used as a host block device. Each
-# fragment has its own RAM disk: fragments may share an L1.
+# before Linux 6.6) a RAM disk (hostlib.sh's ram_disk, DISK_MB large). Each
+# fragment here has its own RAM disk.
 IMAGE_FILE = f'DISK="$WORK/disk.raw"; truncate -s {DISK_MB}M "$DISK"\n'
 
 
 def ram_disk(n):
-    return (f'[ -b /dev/ram{n} ] || insmod "$(grep "/brd\\.ko$" /etc/modules.load)" '
-            f'rd_nr=4 rd_size={DISK_MB * 1024} 2>/dev/null || modprobe brd rd_nr=4 '
-            f'rd_size={DISK_MB * 1024}\nDISK=/dev/ram{n}\n'
-            f'dd if=/dev/zero of="$DISK" bs=1M count={DISK_MB} 2>/dev/null\n')
+    return f'ram_disk {n} || exit 1\nDISK=/dev/ram{n}\n'
 
 
 def guest(name, vmm, command, *, lock, drives, initrd="initrd.cpio", limit=240,
@@ -121,21 +118,23 @@ guest_wait first > /dev/null || true
     return Fragment("second_vmm", script, vmm, limit=260)
 
 
+@functools.cache
+def data_disc(basetemp):
+    """The data CD and its file's md5, made once for the session's batch
+    and the tests."""
+    data = os.urandom(3 * 1024 * 1024 + 123)
+    return (iso_image.make(basetemp / "storage-disc", "data", {"data.bin": data}),
+            hashlib.md5(data).hexdigest())
+
+
 @pytest.fixture(scope="module")
 def iso(tmp_path_factory):
-    genisoimage = shutil.which("genisoimage") or shutil.which("mkisofs")
-    if not genisoimage:
-        pytest.skip("genisoimage is not installed (apt-get install genisoimage)")
-    tree = tmp_path_factory.mktemp("iso-tree")
-    data = os.urandom(3 * 1024 * 1024 + 123)
-    (tree / "data.bin").write_bytes(data)
-    image = tmp_path_factory.mktemp("iso") / "data.iso"
-    subprocess.run([genisoimage, "-quiet", "-r", "-J", "-o", str(image), str(tree)], check=True)
-    return image, hashlib.md5(data).hexdigest()
+    return data_disc(tmp_path_factory.getbasetemp())
 
 
-@pytest.fixture(scope="module")
-def runs(our_vmm, iso):
+def bench_batch(session):
+    our_vmm = session.our_vmm
+    iso = data_disc(session.tmp_path_factory.getbasetemp())
     frags = [
         guest("pattern_on", our_vmm, PATTERN, lock="on", drives=drive("unsafe", "threads"),
               after='echo host-image=$(dd if="$DISK" bs=1M skip=1 count=8 2>/dev/null | '
@@ -161,7 +160,7 @@ def runs(our_vmm, iso):
                       'werror=report,rerror=report"'],
               image=full_disk.SETUP, after=full_disk.CLEANUP),
     ]
-    return kvmhost.run_batch(frags, files={"data.iso": str(iso[0])})
+    return frags, {"data.iso": str(iso[0])}
 
 
 def test_disk_has_its_size_and_a_pattern_reads_back(runs):

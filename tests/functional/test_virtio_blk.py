@@ -79,11 +79,9 @@ FIO_GUEST = WAIT_DISK + (
     "--iodepth=32 --direct=1")
 
 # O_DIRECT (cache=none, aio=native) needs a file system that has it, which
-# L1's tmpfs lacks: those drives are a RAM disk (brd, a host block device),
-# set up once per L1 and zeroed by each fragment.
-RAMDISK = (f'grep -q " ram0$" /proc/partitions || '
-           f'insmod "$(find /lib/modules -name brd.ko)" rd_nr=1 rd_size={DISK_MB * 1024}; '
-           f'dd if=/dev/zero of=/dev/ram0 bs=1M count={DISK_MB} 2>/dev/null')
+# L1's tmpfs lacks: those drives are a RAM disk (hostlib.sh's ram_disk,
+# DISK_MB large), zeroed by each fragment.
+RAMDISK = 'ram_disk 0 || exit 1\n'
 HOST_MD5 = 'echo host-md5=$(dd if=/dev/ram0 bs=64k skip=16 count=64 2>/dev/null | md5sum | cut -d" " -f1)'
 
 
@@ -123,8 +121,8 @@ guest_run disk 300 {args}
 """, vmm, limit=330)
 
 
-@pytest.fixture(scope="module")
-def runs(our_vmm):
+def bench_batch(session):
+    our_vmm = session.our_vmm
     basic_args = l2_args(BASIC_GUEST, smp=1, extra=[
         "-machine pc,device-lock=on,lock-stats=on", "-d exits",
         *drive("/dev/ram0", "d0", ",cache=none,aio=native", ",serial=pdl-disk-a"),
@@ -157,7 +155,7 @@ guest_run disk 240 {legacy_args}
 {full_disk.SETUP}guest_run disk 240 {enospc_args}
 {full_disk.CLEANUP}""", our_vmm, limit=300),
     ]
-    return kvmhost.run_batch(frags)
+    return frags, {}
 
 
 def test_linux_sees_the_disk(runs):

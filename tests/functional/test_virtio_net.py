@@ -8,9 +8,6 @@ sees it.
 
 import re
 
-import pytest
-
-import kvmhost
 from kvmhost import Fragment, expect_guest, l2_args
 from kvmhost.net import IFACE_OF, wait_for_iface
 
@@ -31,11 +28,10 @@ GUEST = (
     "ip link show $IF; echo vnet-done")
 
 
-@pytest.fixture(scope="module")
-def runs(our_vmm):
+def bench_batch(session):
     args = l2_args(GUEST, smp=1, extra=["-d guest_errors", f"-device virtio-net-pci,mac={MAC}"])
-    return kvmhost.run_batch([Fragment("vnet_probe", f"guest_run net 120 {args}\n", our_vmm,
-                                       limit=180)])
+    return [Fragment("vnet_probe", f"guest_run net 120 {args}\n", session.our_vmm,
+                     limit=180)], {}
 
 
 def _values(log):

@@ -78,8 +78,8 @@ umount "$WORK/full"
 """
 
 
-@pytest.fixture(scope="module")
-def runs(our_vmm):
+def bench_batch(session):
+    our_vmm = session.our_vmm
     frags = []
     for kind, vmm in (("ours", our_vmm), ("reference", REFERENCE)):
         if not vmm:
@@ -89,7 +89,7 @@ def runs(our_vmm):
             *drive("$DISK", "d0")])
         frags.append(Fragment(f"{kind}_werror_linux", l1_script(PORTS[kind], args), vmm,
                               limit=460))
-    return kvmhost.run_batch(frags)
+    return frags, {}
 
 
 @pytest.mark.parametrize("kind", ["ours", "reference"])

@@ -190,6 +190,17 @@ netns_remove() {
     ip netns del "$1" 2>/dev/null
 }
 
+# ram_disk N: /dev/ramN, zeroed: a 64 MiB RAM disk of brd, a host block
+# device, where a drive needs O_DIRECT (which L1's tmpfs lacks before Linux
+# 6.6). brd is loaded once per host, with four disks: every fragment that
+# shares the host finds the same ones, whichever module loaded it.
+ram_disk() {
+    [ -b /dev/ram3 ] || insmod "$(grep '/brd\.ko$' /etc/modules.load 2>/dev/null)" \
+        rd_nr=4 rd_size=65536 2>/dev/null || modprobe brd rd_nr=4 rd_size=65536
+    [ -b "/dev/ram$1" ] || { echo "bench: brd gave no /dev/ram$1" >&2; return 1; }
+    dd if=/dev/zero of="/dev/ram$1" bs=1M count=64 2>/dev/null
+}
+
 # bench_run_all DIR: run every fragment of the batch in DIR.
 bench_run_all() {
     _lib=$(cd "$(dirname "$BENCH_HOSTLIB")" && pwd)/$(basename "$BENCH_HOSTLIB")
@@ -217,5 +228,8 @@ bench_run_all() {
             [ ! -f "$WORK/.netns" ] || netns_remove "$(cat "$WORK/.netns")"
             echo "@@TEST-END $_test rc=$_rc secs=$(($(uptime_s) - _start))"
         )
+        # Its images and logs are in the output or done with; in L1 they
+        # would hold RAM for the rest of a batch the whole session shares.
+        rm -rf "$WORK"
     done
 }

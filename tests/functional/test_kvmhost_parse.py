@@ -82,3 +82,16 @@ def test_a_host_that_died_twice_gets_a_third_batch():
     assert kvmhost._retry_reason(frag, killed, 2) is None
 
 
+
+
+def test_split_deals_each_kind_of_fragment_to_every_host():
+    # Two kinds, as a batch has them: long-limit fragments that run briefly
+    # and shorter-limit ones that run long. Each host gets half of each.
+    frags = ([kvmhost.Fragment(f"net{i}", "", "/vmm", limit=480) for i in range(4)] +
+             [kvmhost.Fragment(f"fio{i}", "", "/vmm", limit=400) for i in range(4)] +
+             [kvmhost.Fragment("boot", "", "/vmm", limit=210)])
+    groups = kvmhost.split_batch(frags, 2)
+    assert [[f.name for f in g] for g in groups] == [
+        ["net0", "net2", "fio0", "fio2", "boot"], ["net1", "net3", "fio1", "fio3"]]
+    # Never more groups than fragments, none empty.
+    assert [len(g) for g in kvmhost.split_batch(frags[:1], 2)] == [1]

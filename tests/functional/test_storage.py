@@ -7,8 +7,8 @@ is the bench's fault, not the device's. Every aio= engine and cache= mode
 is used at least once, and both lock modes carry disk load.
 """
 
-import hashlib
 import functools
+import hashlib
 import os
 import re
 

@@ -22,7 +22,7 @@ BOOT_CHECK = 'echo cpus=$(nproc); echo hello-from-l2; exit 7'
 
 FIO_GUEST = (
     kvmhost.wait_for_disks("/dev/sda") +
-    "fio --name=verify --filename=/dev/sda --rw=randwrite --bs=4k --size=8M "
+    "fio --name=verify --filename=/dev/sda --rw=randwrite --bs=4k --size=2M "
     "--ioengine=psync --direct=1 --verify=crc32c --do_verify=1")
 
 

@@ -44,9 +44,9 @@ FIO = (
     "DEV=sda; " + WAIT_SDA + "echo cpus=$(nproc); "
     "fio --ioengine=psync --direct=1 --verify=crc32c --do_verify=1 --filename=/dev/sda "
     "--name=seqwrite --rw=write --bs=64k --size=16M --offset=0 "
-    "--name=randwrite --rw=randwrite --bs=4k --size=8M --offset=32M "
+    "--name=randwrite --rw=randwrite --bs=4k --size=2M --offset=32M "
     "--name=seqread --rw=read --bs=128k --size=16M --offset=0 --verify=0 "
-    "--name=randread --rw=randread --bs=4k --size=8M --offset=32M --verify=0 "
+    "--name=randread --rw=randread --bs=4k --size=2M --offset=32M --verify=0 "
     "&& echo fio-ok")
 
 CDROM = (

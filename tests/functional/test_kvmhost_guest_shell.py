@@ -3,6 +3,8 @@
 import subprocess
 import time
 
+import pytest
+
 import kvmhost
 
 
@@ -32,3 +34,22 @@ def test_wait_until_gives_up_after_ten_seconds():
     out = run_sh(kvmhost.wait_for_disks("/dev/no-such-disk") + "echo gave-up")
     assert out.stdout.strip() == "gave-up"
     assert 9 <= time.monotonic() - started < 19
+
+
+def _append_length(args_text):
+    """The length of the -append argument that args_text (l2_args' shell
+    text) gives the VMM, with hostlib.sh's kit_cmd run as L1 runs it."""
+    out = run_sh(f'. "{kvmhost.HOSTLIB}"; KIT=/kit; set -- {args_text}; '
+                 'while [ "$1" != -append ]; do shift; done; printf %s "$2" | wc -c')
+    assert out.returncode == 0, out.stderr
+    return int(out.stdout)
+
+
+def test_guest_command_over_linuxs_command_line_is_refused():
+    # A kit.cmd Linux cut short left the kit's init waiting for ever (a
+    # virtio-blk fragment, killed at its limit after printing nothing).
+    base = _append_length(kvmhost.l2_args(""))
+    longest = "x" * ((kvmhost.MAX_CMDLINE - base) // 4 * 3)
+    assert _append_length(kvmhost.l2_args(longest)) <= kvmhost.MAX_CMDLINE
+    with pytest.raises(ValueError, match="command line would be"):
+        kvmhost.l2_args(longest + "xxx")

@@ -296,6 +296,8 @@ def wait_for_disks(*devices):
 # 5 s and 8 s of each L2 boot (docs/testing.md, "The quick boot").
 QUICK_BOOT_KERNEL = "vmlinux"
 QUICK_BOOT_APPEND = "pci=noearly"
+# x86 Linux's COMMAND_LINE_SIZE (2048) less its terminating NUL.
+MAX_CMDLINE = 2047
 
 
 def l2_args(command=None, *, smp=1, mem="512M", extra=(), append="", exit_port=True,
@@ -327,6 +329,14 @@ def l2_args(command=None, *, smp=1, mem="512M", extra=(), append="", exit_port=T
         args += ["-device", "isa-debug-exit,iobase=0xf4,iosize=4"]
         params.append("kit.exitport=0xf4")
     append_word = shlex.quote(" ".join(params))
+    cmdline = len(" ".join(params))
+    if command is not None:
+        cmdline += len(" kit.cmd=") + 4 * -(-len(command.encode()) // 3)     # base64
+    if cmdline > MAX_CMDLINE:
+        # Linux would cut it short and the kit's init would wait for ever
+        # on a kit.cmd it cannot decode: say so before anything boots.
+        raise ValueError(f"the L2 kernel command line would be {cmdline} bytes, "
+                         f"over Linux's {MAX_CMDLINE}: shorten the guest command")
     if command is not None:
         # One shell word: the quoted parameters, then kit.cmd computed in L1.
         append_word += f'" $(kit_cmd {shlex.quote(command)})"'

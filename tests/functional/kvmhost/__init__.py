@@ -331,15 +331,14 @@ def l2_args(command=None, *, smp=1, mem="512M", extra=(), append="", exit_port=T
     append_word = shlex.quote(" ".join(params))
     cmdline = len(" ".join(params))
     if command is not None:
+        # One shell word: the quoted parameters, then kit.cmd computed in L1.
+        append_word += f'" $(kit_cmd {shlex.quote(command)})"'
         cmdline += len(" kit.cmd=") + 4 * -(-len(command.encode()) // 3)     # base64
     if cmdline > MAX_CMDLINE:
         # Linux would cut it short and the kit's init would wait for ever
         # on a kit.cmd it cannot decode: say so before anything boots.
         raise ValueError(f"the L2 kernel command line would be {cmdline} bytes, "
                          f"over Linux's {MAX_CMDLINE}: shorten the guest command")
-    if command is not None:
-        # One shell word: the quoted parameters, then kit.cmd computed in L1.
-        append_word += f'" $(kit_cmd {shlex.quote(command)})"'
     return (" ".join([*(shlex.quote(a) for a in args), *extra])
             + f' -kernel "$KIT/{kernel}" -initrd "$KIT/{initrd}" -append ' + append_word)
 

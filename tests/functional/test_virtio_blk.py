@@ -35,7 +35,13 @@ KICKS = 4000
 WAIT_DISKS = kvmhost.wait_for_disks("/dev/vda", "/dev/vdb")
 WAIT_DISK = kvmhost.wait_for_disks("/dev/vda")
 
-# 1 MiB of random bytes at 1 MiB on vda, synced, read back past the page
+# The random pattern, in 64 KiB blocks: 1 MiB at 1 MiB on vda. A copy
+# also comes back in vdb's file system through L1's serial port, where
+# random bytes do not compress: 4 MiB of them cost most of the fragment.
+PATTERN_BLOCKS, PATTERN_AT = 16, 16
+PATTERN_ON_DISK = f"bs=64k skip={PATTERN_AT} count={PATTERN_BLOCKS}"
+
+# The pattern on vda, synced, read back past the page
 # cache; an ext2 file system on vdb with a copy of them and a small file.
 # What Linux saw of each disk's function: its virtio features (bit n at
 # position n) and PCI ids, and BAR 0 as /sys shows it (start end flags).
@@ -51,11 +57,11 @@ BASIC_GUEST = WAIT_DISKS + PCI_FACTS + (
     "echo vda-serial=$(cat /sys/block/vda/serial); "
     "echo vda-driver=$(basename $(readlink /sys/block/vda/device/driver)); "
     "lspci -n | grep -i 1af4; "
-    "dd if=/dev/urandom of=/tmp/pat bs=64k count=16 2>/dev/null; "
+    f"dd if=/dev/urandom of=/tmp/pat bs=64k count={PATTERN_BLOCKS} 2>/dev/null; "
     "echo pattern-md5=$(md5sum < /tmp/pat | cut -d' ' -f1); "
-    "dd if=/tmp/pat of=/dev/vda bs=64k seek=16 conv=fsync 2>/dev/null; sync; "
+    f"dd if=/tmp/pat of=/dev/vda bs=64k seek={PATTERN_AT} conv=fsync 2>/dev/null; sync; "
     "echo 3 > /proc/sys/vm/drop_caches; "
-    "echo readback-md5=$(dd if=/dev/vda bs=64k skip=16 count=16 2>/dev/null | md5sum | cut -d' ' -f1); "
+    f"echo readback-md5=$(dd if=/dev/vda {PATTERN_ON_DISK} 2>/dev/null | md5sum | cut -d' ' -f1); "
     f"dd if=/dev/vda of=/dev/null bs=4k count={KICKS} iflag=direct 2>/dev/null; "
     "set -- $(cat /sys/block/vda/stat); echo vda-requests=$(($1 + $5)); "
     "if ! grep -qw ext2 /proc/filesystems; then echo fs-unsupported; exit 0; fi; "
@@ -82,7 +88,7 @@ FIO_GUEST = WAIT_DISK + (
 # L1's tmpfs lacks: those drives are a RAM disk (hostlib.sh's ram_disk,
 # DISK_MB large), zeroed by each fragment.
 RAMDISK = 'ram_disk 0 || exit 1\n'
-HOST_MD5 = 'echo host-md5=$(dd if=/dev/ram0 bs=64k skip=16 count=16 2>/dev/null | md5sum | cut -d" " -f1)'
+HOST_MD5 = f'echo host-md5=$(dd if=/dev/ram0 {PATTERN_ON_DISK} 2>/dev/null | md5sum | cut -d" " -f1)'
 
 
 # vda: disable-modern=on, which Linux can only drive through the legacy
